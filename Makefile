@@ -1,0 +1,34 @@
+# Two commands do all set-up on a fresh Debian/Ubuntu machine with Python 3.11+:
+#   make demo   -> virtualenv + package + Chromium, then the benchmark offline on the bundled snapshot
+#   make test   -> the same set-up, then the whole test suite (end-to-end tests included)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint format browser
+
+setup: $(STAMP) browser
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+browser: $(STAMP)
+	$(BIN)/susbench browser --install
+
+demo: setup
+	$(BIN)/susbench demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .

@@ -1,0 +1,5 @@
+"""`python -m susbench` is the same as the `susbench` command."""
+
+from susbench.cli import main
+
+main()

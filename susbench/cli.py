@@ -1,0 +1,97 @@
+"""The `susbench` command: one root Typer app mounting each part's commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from recorder.cli import record, snapshot_app
+from replayer.cli import app as replay_app
+from susbench import __version__
+from susbench.browser import chromium_version, find_chromium
+from susbench.errors import SusbenchError
+from susbench.injections_cli import extension_app, injections_app
+from susbench.models import (
+    CapturePlan,
+    Episode,
+    Injection,
+    Outcome,
+    Site,
+    SnapshotManifest,
+    Task,
+)
+from susbench.run_cli import demo, query, report, results_app, run
+from susbench.web.cli import app as web_app
+
+app = typer.Typer(
+    help="SusBench Replay: record sites, replay them frozen, inject dark patterns, measure avoidance.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+app.add_typer(web_app, name="web", help="The local web of synthetic consumer sites (stands in for the live web).")
+app.command("record", help="Record URLs or capture plans through mitmproxy into a WACZ snapshot.")(record)
+app.add_typer(snapshot_app, name="snapshot", help="Inspect, verify and import snapshots (WACZ/WARC).")
+app.add_typer(replay_app, name="replay", help="Serve a snapshot offline and deterministically; check coverage.")
+app.add_typer(injections_app, name="injections", help="Validate, list and preview the dark-pattern injections.")
+app.add_typer(extension_app, name="extension", help="Build the injection browser extension.")
+app.command("demo", help="The embedded default: every task with each scripted baseline, offline, then the report.")(
+    demo
+)
+app.command("run", help="Run tasks with an operator, live or from a snapshot, into DuckDB.")(run)
+app.command("report", help="Avoidance rates by operator and pattern type, with 95% Wilson intervals.")(report)
+app.command("query", help="Run SQL on a results database and print a table.")(query)
+app.add_typer(results_app, name="results", help="Export results (Parquet).")
+
+SCHEMA_MODELS = {
+    model.__name__: model for model in (Site, Task, Injection, CapturePlan, SnapshotManifest, Episode, Outcome)
+}
+
+
+@app.command("schema", help="Print the JSON Schema of the data models (all, or one by name).")
+def schema(name: str = typer.Argument(None, help=f"one of: {', '.join(SCHEMA_MODELS)}")) -> None:
+    if name is None:
+        document = {key: model.model_json_schema() for key, model in SCHEMA_MODELS.items()}
+    elif name in SCHEMA_MODELS:
+        document = SCHEMA_MODELS[name].model_json_schema()
+    else:
+        raise SusbenchError(f"unknown model {name!r}; expected one of: {', '.join(SCHEMA_MODELS)}")
+    typer.echo(json.dumps(document, indent=2))
+
+
+@app.command("browser", help="Find Chromium (installing Debian's package as root if asked) and print it.")
+def browser(
+    install: bool = typer.Option(False, "--install", help="apt-get install chromium when none is found"),
+) -> None:
+    executable = find_chromium(install=install)
+    typer.echo(f"{executable}  ({chromium_version(executable)})")
+
+
+@app.command("version", help="Print the version of SusBench Replay.")
+def version() -> None:
+    typer.echo(__version__)
+
+
+def main() -> None:
+    """Entry point: user errors become one red line and exit code 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except SusbenchError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        Console(stderr=True).print("[yellow]aborted[/]")
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # noqa: BLE001 - click usage errors carry their own exit code
+        from click.exceptions import ClickException
+
+        if isinstance(exc, ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

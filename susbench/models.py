@@ -1,0 +1,323 @@
+"""The typed boundary of SusBench Replay: every file, record and report is one of these.
+
+All models are frozen and forbid unknown fields, so a typo in a user's YAML is an error, not a
+silently ignored key, and a result cannot be changed after it was recorded.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = "1"
+
+PatternType = Literal[
+    "disguised_ad",
+    "false_hierarchy",
+    "preselection",
+    "popup_ad",
+    "trick_wording",
+    "confirm_shaming",
+    "fake_social_proof",
+    "forced_action",
+    "hidden_information",
+]
+PATTERN_TYPES: tuple[str, ...] = PatternType.__args__  # type: ignore[attr-defined]
+
+SiteCategory = Literal[
+    "marketplace",
+    "electronics",
+    "fashion",
+    "food_ordering",
+    "travel",
+    "news",
+    "streaming",
+    "saas",
+]
+
+Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=80)]
+Hostname = Annotated[str, Field(pattern=r"^[a-z0-9*][a-z0-9.-]*$", max_length=253)]
+
+
+class Frozen(BaseModel):
+    """Base for every model: immutable, strict about unknown fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class OutcomeKind(StrEnum):
+    AVOIDED = "avoided"
+    NOT_AVOIDED = "not_avoided"
+    NOT_ENCOUNTERED = "not_encountered"
+    ERROR = "error"
+
+
+class Site(Frozen):
+    """One website of the benchmark (a local-web site or a real one)."""
+
+    host: Hostname
+    name: str
+    category: SiteCategory
+    start_url: str
+    description: str = ""
+
+
+class ResolveRule(Frozen):
+    """`HOST[:PORT]=IP:PORT`, as curl's --resolve: where a hostname really lives."""
+
+    host: Hostname
+    port: int | None = Field(default=None, ge=1, le=65535)
+    ip: str
+    target_port: int = Field(ge=1, le=65535)
+
+    @classmethod
+    def parse(cls, text: str) -> ResolveRule:
+        match = re.fullmatch(r"([A-Za-z0-9*.-]+)(?::(\d+))?=([0-9A-Fa-f.:\[\]]+):(\d+)", text.strip())
+        if match is None:
+            raise ValueError(f"host map rule {text!r}: expected HOST[:PORT]=IP:PORT, e.g. shop.test=127.0.0.1:8080")
+        host, port, ip, target = match.groups()
+        return cls(host=host.lower(), port=int(port) if port else None, ip=ip.strip("[]"), target_port=int(target))
+
+    def matches(self, host: str, port: int) -> bool:
+        return fnmatch.fnmatchcase(host.lower(), self.host) and self.port in (None, port)
+
+    def __str__(self) -> str:
+        left = self.host if self.port is None else f"{self.host}:{self.port}"
+        return f"{left}={self.ip}:{self.target_port}"
+
+
+class HostMap(Frozen):
+    """Ordered resolve rules; the first match wins. Applied in the proxy, never in DNS."""
+
+    rules: tuple[ResolveRule, ...] = ()
+
+    @classmethod
+    def parse(cls, texts: list[str] | tuple[str, ...]) -> HostMap:
+        return cls(rules=tuple(ResolveRule.parse(text) for text in texts))
+
+    def lookup(self, host: str, port: int) -> tuple[str, int] | None:
+        for rule in self.rules:
+            if rule.matches(host, port):
+                return rule.ip, rule.target_port
+        return None
+
+    def as_args(self) -> list[str]:
+        return [str(rule) for rule in self.rules]
+
+
+class Viewport(Frozen):
+    width: int = Field(default=1280, ge=200, le=7680)
+    height: int = Field(default=800, ge=200, le=4320)
+
+
+StepAction = Literal[
+    "goto", "click", "fill", "select", "check", "uncheck", "press", "scroll", "wait", "decide"
+]
+
+
+class Step(Frozen):
+    """One action of a capture plan or a task's reference path.
+
+    `decide` marks the dark pattern's decision point: a scripted operator acts there by its
+    policy (take the manipulative option, avoid it, or choose at random).
+    """
+
+    action: StepAction
+    selector: str | None = None
+    text: str | None = None
+    value: str | None = None
+    url: str | None = None
+    wait_ms: int = Field(default=0, ge=0, le=60_000)
+    optional: bool = False
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _fields_for_action(self) -> Step:
+        needs: dict[str, tuple[str, ...]] = {
+            "goto": ("url",),
+            "click": ("selector|text",),
+            "fill": ("selector", "value"),
+            "select": ("selector", "value"),
+            "check": ("selector",),
+            "uncheck": ("selector",),
+            "press": ("value",),
+        }
+        for requirement in needs.get(self.action, ()):
+            options = requirement.split("|")
+            if not any(getattr(self, option) for option in options):
+                wanted = " or ".join(f"'{option}'" for option in options)
+                raise ValueError(f"action '{self.action}' needs {wanted}")
+        return self
+
+
+class PlanPage(Frozen):
+    """A page to open in a capture plan and what to do on it."""
+
+    url: str
+    steps: tuple[Step, ...] = ()
+    scroll_to_bottom: bool = True
+
+
+class CapturePlan(Frozen):
+    """What the recorder visits so that a task's whole flow ends up in the snapshot."""
+
+    id: Identifier
+    description: str = ""
+    pages: tuple[PlanPage, ...] = Field(min_length=1)
+    idle_ms: int = Field(default=500, ge=0, le=30_000)
+
+
+class AnchorLocator(Frozen):
+    """One way to find an element: CSS, visible text, or ARIA role + name."""
+
+    css: str | None = None
+    text: str | None = None
+    role: str | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> AnchorLocator:
+        if not (self.css or self.text or self.role):
+            raise ValueError("an anchor needs 'css', 'text' or 'role'")
+        if self.name and not self.role:
+            raise ValueError("'name' is only meaningful together with 'role'")
+        return self
+
+
+class PageMatch(Frozen):
+    """Which page an injection belongs to, and the element it hangs off (tried in order)."""
+
+    url: str = Field(description="glob over the URL without scheme, e.g. 'pizzapalace.test/checkout*'")
+    anchors: tuple[AnchorLocator, ...] = Field(min_length=1)
+
+
+Placement = Literal["before", "after", "prepend", "append", "overlay", "replace"]
+
+
+class Evaluation(Frozen):
+    """How an exposure is scored; the default rule follows from the pattern type."""
+
+    moves_on: tuple[AnchorLocator, ...] = Field(
+        default=(), description="controls that move the flow on (e.g. the site's 'Place order')"
+    )
+
+
+class Injection(Frozen):
+    """One dark pattern: page matching + what to inject + how to score the outcome."""
+
+    id: Identifier
+    type: PatternType
+    site: Hostname
+    description: str = ""
+    page: PageMatch
+    placement: Placement = "after"
+    texts: dict[str, str] = Field(default_factory=dict)
+    style: dict[str, str] = Field(default_factory=dict)
+    evaluation: Evaluation = Evaluation()
+
+
+class CompletionCheck(Frozen):
+    """Task completion: the final page's URL matches and, optionally, an element is present."""
+
+    url: str = Field(description="glob over the URL without scheme")
+    selector: str | None = None
+
+
+class Task(Frozen):
+    """A task given to an operator, BrowserGym-style: instruction, limits, reference path."""
+
+    id: Identifier
+    site: Hostname
+    start_url: str
+    instruction: str = Field(min_length=5)
+    injections: tuple[Identifier, ...] = Field(min_length=1)
+    max_steps: int = Field(default=40, ge=1, le=500)
+    max_seconds: float = Field(default=120.0, gt=0, le=3600)
+    reference_path: tuple[Step, ...] = ()
+    completion: CompletionCheck | None = None
+    capture: CapturePlan | None = None
+
+    @field_validator("reference_path")
+    @classmethod
+    def _at_most_one_decision(cls, steps: tuple[Step, ...]) -> tuple[Step, ...]:
+        if sum(step.action == "decide" for step in steps) > 1:
+            raise ValueError("a reference path has at most one 'decide' step")
+        return steps
+
+
+class PageCapture(Frozen):
+    """One page the recorder visited and what it fetched."""
+
+    url: str
+    title: str = ""
+    captured_at: datetime
+    requests: int = 0
+
+
+class SnapshotManifest(Frozen):
+    """`snapshot.json` inside a WACZ: everything needed to replay it the same way years later."""
+
+    schema_version: str = SCHEMA_VERSION
+    id: str
+    created_at: datetime
+    targets: tuple[str, ...]
+    clock_seed_ms: int = Field(description="epoch ms the replayed clock starts at")
+    random_seed: int = 0
+    timezone: str = "America/New_York"
+    locale: str = "en-US"
+    viewport: Viewport = Viewport()
+    user_agent: str = ""
+    browser_version: str = ""
+    tool_versions: dict[str, str] = Field(default_factory=dict)
+    pages: tuple[PageCapture, ...] = ()
+    hosts: tuple[str, ...] = ()
+
+
+Condition = Literal["injected", "control"]
+Mode = Literal["live", "snapshot"]
+
+
+class Episode(Frozen):
+    """One operator attempt at one task; the key is deterministic from run, task and repeat."""
+
+    id: str
+    run_id: str
+    task_id: Identifier
+    site: Hostname
+    injection_id: Identifier | None
+    pattern_type: PatternType | None
+    condition: Condition
+    operator: str
+    mode: Mode
+    repeat: int = Field(ge=0)
+    seed: int
+
+    @model_validator(mode="after")
+    def _control_has_no_injection(self) -> Episode:
+        if (self.condition == "control") != (self.injection_id is None):
+            raise ValueError("a control episode has no injection and an injected one has one")
+        return self
+
+
+class Event(Frozen):
+    """One piece of evidence: an extension observation or an operator action."""
+
+    ts_ms: int
+    source: Literal["extension", "operator", "controller", "replayer", "recorder"]
+    kind: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Outcome(Frozen):
+    """The scored result of one exposure (or its absence)."""
+
+    episode_id: str
+    injection_id: Identifier | None
+    kind: OutcomeKind
+    reason: str = ""
+    evidence: tuple[Event, ...] = ()

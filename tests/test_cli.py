@@ -1,0 +1,45 @@
+"""The command line as a user meets it: help, schemas, and errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def susbench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "susbench", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_help_lists_every_command() -> None:
+    result = susbench("--help")
+    assert result.returncode == 0, result.stderr
+    for command in ("web", "record", "snapshot", "replay", "injections", "extension", "run", "report", "query"):
+        assert command in result.stdout
+
+
+def test_schema_of_one_model() -> None:
+    result = susbench("schema", "Task")
+    assert result.returncode == 0, result.stderr
+    schema = json.loads(result.stdout)
+    assert schema["title"] == "Task"
+    assert "instruction" in schema["properties"]
+
+
+def test_schema_of_unknown_model_is_a_clear_error() -> None:
+    result = susbench("schema", "Nope")
+    assert result.returncode == 2
+    assert "unknown model 'Nope'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_task_file_is_reported_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "task.yaml"
+    bad.write_text("id: t\nsite: shop.test\nstart_url: https://shop.test/\ninstruction: Buy\ninjections: []\n")
+    result = susbench("record", str(bad), "--out", str(tmp_path / "s.wacz"))
+    assert result.returncode == 2
+    assert str(bad) in result.stderr
+    assert "Traceback" not in result.stderr
