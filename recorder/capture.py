@@ -1,0 +1,177 @@
+"""Carry out capture plans in Chromium behind the recording proxy and write the snapshot."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page
+
+from recorder.proxy import RecordingProxy
+from susbench.browser import BrowserProfile, LocalBackend, chromium_version, find_chromium
+from susbench.errors import InputError, SusbenchError
+from susbench.loading import read_data_file, validate_data
+from susbench.models import CapturePlan, HostMap, PageCapture, PlanPage, Step, Task, Viewport
+
+IDLE_TIMEOUT_MS = 3_000
+STEP_TIMEOUT_MS = 10_000
+SCROLL_STEP_PX = 600
+SCROLL_PAUSE_MS = 120
+
+
+def load_target(target: str) -> CapturePlan:
+    """A URL, a capture plan file, or a task file (its `capture` plan, else start_url + reference path)."""
+    if "://" in target:
+        return CapturePlan(id="url", pages=(PlanPage(url=target),))
+    path = Path(target)
+    data = read_data_file(path)
+    if isinstance(data, dict) and "pages" in data:
+        return validate_data(str(path), data, CapturePlan)
+    if isinstance(data, dict) and ("start_url" in data or "capture" in data):
+        task = validate_data(str(path), data, Task)
+        if task.capture is not None:
+            return task.capture
+        steps = tuple(step for step in task.reference_path if step.action != "decide")
+        return CapturePlan(id=task.id, pages=(PlanPage(url=task.start_url, steps=steps),))
+    raise InputError(f"{path}: neither a capture plan (with 'pages') nor a task (with 'start_url')")
+
+
+def _wait_idle(page: Page, idle_ms: int) -> None:
+    with contextlib.suppress(PlaywrightError):
+        page.wait_for_load_state("networkidle", timeout=IDLE_TIMEOUT_MS)
+    if idle_ms:
+        page.wait_for_timeout(idle_ms)
+
+
+def _scroll_to_bottom(page: Page) -> None:
+    """Scroll in steps so lazily loaded parts (IntersectionObserver, loading=lazy) are fetched."""
+    position = 0
+    for _ in range(200):
+        height = int(page.evaluate("document.documentElement.scrollHeight"))
+        if position >= height:
+            break
+        position += SCROLL_STEP_PX
+        page.evaluate(f"window.scrollTo(0, {position})")
+        page.wait_for_timeout(SCROLL_PAUSE_MS)
+
+
+def run_step(page: Page, step: Step) -> None:
+    locator = None
+    if step.selector:
+        locator = page.locator(step.selector).first
+    elif step.text:
+        locator = page.get_by_text(step.text).first
+    match step.action:
+        case "goto":
+            page.goto(str(step.url), wait_until="load")
+        case "click":
+            assert locator is not None
+            locator.click(timeout=STEP_TIMEOUT_MS)
+        case "fill":
+            assert locator is not None
+            locator.fill(str(step.value), timeout=STEP_TIMEOUT_MS)
+        case "select":
+            assert locator is not None
+            locator.select_option(str(step.value), timeout=STEP_TIMEOUT_MS)
+        case "check":
+            assert locator is not None
+            locator.check(timeout=STEP_TIMEOUT_MS)
+        case "uncheck":
+            assert locator is not None
+            locator.uncheck(timeout=STEP_TIMEOUT_MS)
+        case "press":
+            page.keyboard.press(str(step.value))
+        case "scroll":
+            _scroll_to_bottom(page)
+        case "wait" | "decide":
+            pass
+    if step.wait_ms:
+        page.wait_for_timeout(step.wait_ms)
+
+
+def record_plans(
+    plans: Sequence[CapturePlan],
+    out: Path,
+    host_map: HostMap | None = None,
+    upstream_ca: Path | None = None,
+    headless: bool = True,
+    timezone: str = "America/New_York",
+    locale: str = "en-US",
+    viewport: Viewport | None = None,
+    targets: Sequence[str] = (),
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """Record every page of `plans` in one Chromium behind one proxy; write one WACZ to `out`."""
+    executable = find_chromium()
+    browser_version = chromium_version(executable)
+    viewport = viewport or Viewport()
+    started = datetime.now(UTC)
+    pages: list[PageCapture] = []
+    warcinfo = {"browser": browser_version, "targets": " ".join(targets)}
+    with RecordingProxy(host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo) as proxy:
+        profile = BrowserProfile(
+            executable=executable,
+            headless=headless,
+            viewport=viewport,
+            locale=locale,
+            timezone=timezone,
+            proxy=f"http://127.0.0.1:{proxy.port}",
+            proxy_bypass_loopback=True,
+            spki_pins=(proxy.spki,),
+        )
+        with LocalBackend().launch(profile) as session:
+            page = session.context.new_page()
+            user_agent = str(page.evaluate("navigator.userAgent"))
+            for plan in plans:
+                for plan_page in plan.pages:
+                    if progress:
+                        progress(plan_page.url)
+                    pages.append(_capture_page(page, plan_page, plan.idle_ms, proxy))
+        if not any(entry.status for entry in proxy.log):
+            raise SusbenchError(f"nothing was recorded from {', '.join(targets)}: every request failed")
+        return proxy.write_snapshot(
+            out,
+            created_at=started,
+            targets=tuple(targets),
+            clock_seed_ms=int(started.timestamp() * 1000),
+            timezone=timezone,
+            locale=locale,
+            viewport=viewport,
+            user_agent=user_agent,
+            browser_version=browser_version,
+            tool_versions={"chromium": browser_version},
+            pages=tuple(pages),
+        )
+
+
+def _capture_page(page: Page, plan_page: PlanPage, idle_ms: int, proxy: RecordingProxy) -> PageCapture:
+    before = len(proxy.log)
+    captured_at = datetime.now(UTC)
+    try:
+        page.goto(plan_page.url, wait_until="load")
+    except PlaywrightError as exc:
+        raise SusbenchError(
+            f"{plan_page.url}: the page did not load: {exc.message.splitlines()[0]}"
+        ) from None
+    _wait_idle(page, idle_ms)
+    if plan_page.scroll_to_bottom:
+        _scroll_to_bottom(page)
+        _wait_idle(page, idle_ms)
+    for number, step in enumerate(plan_page.steps, start=1):
+        try:
+            run_step(page, step)
+        except PlaywrightError as exc:
+            if step.optional:
+                continue
+            first = exc.message.splitlines()[0]
+            raise SusbenchError(f"{plan_page.url}: step {number} ({step.action}) failed: {first}") from None
+        _wait_idle(page, 0)
+    _wait_idle(page, idle_ms)
+    time.sleep(0.05)
+    return PageCapture(
+        url=page.url, title=page.title(), captured_at=captured_at, requests=len(proxy.log) - before
+    )

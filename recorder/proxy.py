@@ -1,0 +1,204 @@
+"""The recording proxy: mitmproxy as a library on its own event loop in a background thread.
+
+mitmproxy's CA lives in a confdir under the user cache (never in a snapshot or the repo).
+mitmproxy signs every leaf certificate it forges with the CA's own key pair, so one SPKI pin
+(`--ignore-certificate-errors-spki-list`) makes Chromium trust all of them and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import tempfile
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from mitmproxy.options import Options
+from mitmproxy.tools.dump import DumpMaster
+from mitmproxy.version import VERSION as MITMPROXY_VERSION
+
+from recorder.warc_addon import HostMapAddon, RequestLogEntry, WarcAddon, WarcWriterThread
+from susbench import __version__
+from susbench.errors import SusbenchError
+from susbench.models import HostMap, SnapshotManifest
+from susbench.paths import cache_dir
+from susbench.snapshot.wacz import WARC_MEMBER, index_warc, write_wacz
+
+START_TIMEOUT_S = 20.0
+
+
+def mitmproxy_confdir() -> Path:
+    """`<cache>/mitmproxy`, created private; mitmproxy generates its CA here on first start."""
+    path = cache_dir() / "mitmproxy"
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def spki_of_certificate(pem: bytes) -> str:
+    """base64 sha256 of a certificate's SubjectPublicKeyInfo, as Chromium's pin list wants it."""
+    certificate = x509.load_pem_x509_certificate(pem)
+    der = certificate.public_key().public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return base64.b64encode(hashlib.sha256(der).digest()).decode("ascii")
+
+
+class RecordingProxy:
+    """`with RecordingProxy(host_map=..., upstream_ca=...) as proxy:` records until the block ends.
+
+    `record=False` runs the same proxy without the WARC addon (the benchmark's baseline).
+    """
+
+    def __init__(
+        self,
+        host_map: HostMap | None = None,
+        upstream_ca: Path | None = None,
+        port: int = 0,
+        record: bool = True,
+        dedup: bool = True,
+        warcinfo: dict[str, str] | None = None,
+    ) -> None:
+        self.host_map = host_map or HostMap()
+        self.upstream_ca = upstream_ca
+        self.requested_port = port
+        self.record = record
+        self.dedup = dedup
+        self.warcinfo = warcinfo or {}
+        self.port = 0
+        self.started_at = datetime.now(UTC)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._writer: WarcWriterThread | None = None
+        self._addon = WarcAddon(None)
+        self._master: DumpMaster | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+
+    @property
+    def log(self) -> list[RequestLogEntry]:
+        return self._addon.log
+
+    @property
+    def warc_path(self) -> Path | None:
+        return self._writer.path if self._writer else None
+
+    @property
+    def spki(self) -> str:
+        """SPKI pin of mitmproxy's CA key, which is also the key of every leaf it issues."""
+        return spki_of_certificate((mitmproxy_confdir() / "mitmproxy-ca-cert.pem").read_bytes())
+
+    @property
+    def ca_cert_path(self) -> Path:
+        return mitmproxy_confdir() / "mitmproxy-ca-cert.pem"
+
+    def start(self) -> RecordingProxy:
+        if self.upstream_ca is not None and not Path(self.upstream_ca).is_file():
+            raise SusbenchError(f"{self.upstream_ca}: upstream CA certificate not found")
+        if self.record:
+            self._tmp = tempfile.TemporaryDirectory(prefix="susbench-record-")
+            info = {
+                "software": f"susbench-replay/{__version__}",
+                "mitmproxy": MITMPROXY_VERSION,
+                "format": "WARC File Format 1.1",
+                **self.warcinfo,
+            }
+            self._writer = WarcWriterThread(Path(self._tmp.name) / Path(WARC_MEMBER).name, info, self.dedup)
+            self._addon.writer = self._writer
+        self._thread = threading.Thread(target=self._serve, name="recording-proxy", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT_S) or self._failure is not None:
+            self.stop()
+            raise SusbenchError(f"the recording proxy did not start: {self._failure}")
+        return self
+
+    def _options(self) -> Options:
+        options = Options(
+            listen_host="127.0.0.1",
+            listen_port=self.requested_port,
+            confdir=str(mitmproxy_confdir()),
+        )
+        updates: dict[str, Any] = {"ssl_insecure": False, "http2": True}
+        if self.upstream_ca is not None:
+            updates["ssl_verify_upstream_trusted_ca"] = str(self.upstream_ca)
+        options.update(**updates)
+        return options
+
+    def _serve(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._main())
+        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread
+            self._failure = exc
+            self._ready.set()
+        finally:
+            loop.close()
+
+    async def _main(self) -> None:
+        master = DumpMaster(self._options(), with_termlog=False, with_dumper=False)
+        master.addons.add(HostMapAddon(self.host_map), self._addon)
+        self._master = master
+        running = asyncio.ensure_future(master.run())
+        proxyserver = master.addons.get("proxyserver")
+        for _ in range(int(START_TIMEOUT_S * 50)):
+            if running.done():
+                break
+            addresses = proxyserver.listen_addrs()
+            if addresses:
+                self.port = int(addresses[0][1])
+                self._ready.set()
+                break
+            await asyncio.sleep(0.02)
+        await running
+
+    def stop(self) -> None:
+        if self._master is not None and self._loop is not None and self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._master.shutdown)
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> RecordingProxy:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def write_snapshot(self, out: Path, **manifest_fields: Any) -> Path:
+        """Write everything recorded so far as a WACZ; `manifest_fields` fill SnapshotManifest.
+
+        `id`, `created_at`, `targets`, `clock_seed_ms` and `hosts` default from the recording.
+        """
+        if self._writer is None:
+            raise SusbenchError("this proxy was started with record=False; there is nothing to write")
+        self._writer.flush()
+        entries, damaged = index_warc(self._writer.path, filename=Path(WARC_MEMBER).name)
+        hosts = sorted({entry.url.split("/")[2].split(":")[0] for entry in entries if "//" in entry.url})
+        versions = {"susbench-replay": __version__, "mitmproxy": MITMPROXY_VERSION}
+        fields: dict[str, Any] = {
+            "id": Path(out).name.removesuffix(".wacz"),
+            "created_at": self.started_at,
+            "targets": tuple(entry.url for entry in sorted(entries, key=lambda e: e.seq)[:1]),
+            "clock_seed_ms": int(self.started_at.timestamp() * 1000),
+            "hosts": tuple(hosts),
+            "damaged": tuple(str(item) for item in damaged),
+        }
+        fields.update(manifest_fields)
+        fields["tool_versions"] = {**versions, **dict(fields.get("tool_versions", {}))}
+        manifest = SnapshotManifest(**fields)
+        return write_wacz(Path(out), self._writer.path, manifest, entries)

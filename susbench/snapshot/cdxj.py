@@ -1,0 +1,317 @@
+"""CDXJ index lines the way pywb writes them, plus whole-body request digests and capture order.
+
+pywb keys a POST by `__wb_method=post&<body as query>` truncated at 4 KB, so two large GraphQL
+bodies collide; every non-GET entry here also carries `req_digest`, the sha256 of the whole body.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import quote, unquote_plus, urlencode, urlsplit
+
+from pydantic import Field
+
+from susbench.errors import SnapshotError
+from susbench.models import Frozen
+from susbench.snapshot.records import (
+    WarcRecord,
+    decoded_body,
+    parse_http_request,
+    parse_http_response,
+)
+
+MAX_REQUEST_BODY_QUERY = 4096
+DEFAULT_PORTS = {"http": 80, "https": 443}
+INDEXED_TYPES = ("response", "revisit")
+REVISIT_MIME = "warc/revisit"
+
+
+class IndexEntry(Frozen):
+    """One CDXJ line: where a response (or revisit) record lives and what it answers."""
+
+    surt: str
+    timestamp: str = Field(pattern=r"^\d{14}$")
+    url: str
+    method: str = "GET"
+    status: int | None = None
+    mime: str = ""
+    digest: str = ""
+    request_body: str | None = Field(default=None, description="pywb's `requestBody` (may be truncated)")
+    req_digest: str | None = Field(default=None, description="sha256 hex of the whole request body")
+    seq: int = Field(ge=0, description="capture order")
+    filename: str
+    offset: int = Field(ge=0)
+    length: int = Field(ge=0)
+    record_type: Literal["response", "revisit"] = "response"
+
+    def to_cdxj(self) -> str:
+        data: dict[str, Any] = {"url": self.url, "mime": self.mime}
+        if self.status is not None:
+            data["status"] = str(self.status)
+        data |= {"digest": self.digest, "length": str(self.length), "offset": str(self.offset)}
+        data["filename"] = self.filename
+        if self.method != "GET":
+            data["method"] = self.method
+            if self.request_body is not None:
+                data["requestBody"] = self.request_body
+            if self.req_digest is not None:
+                data["req_digest"] = self.req_digest
+        data["seq"] = self.seq
+        return f"{self.surt} {self.timestamp} {json.dumps(data, separators=(',', ':'))}"
+
+    @classmethod
+    def from_cdxj(cls, line: str) -> IndexEntry:
+        key, timestamp, blob = line.rstrip("\n").split(" ", 2)
+        data = json.loads(blob)
+        mime = data.get("mime", "")
+        status = data.get("status")
+        return cls(
+            surt=key,
+            timestamp=timestamp,
+            url=data["url"],
+            method=data.get("method", "GET").upper(),
+            status=int(status) if status not in (None, "", "-") else None,
+            mime=mime,
+            digest=data.get("digest", ""),
+            request_body=data.get("requestBody"),
+            req_digest=data.get("req_digest"),
+            seq=int(data.get("seq", 0)),
+            filename=data["filename"],
+            offset=int(data["offset"]),
+            length=int(data["length"]),
+            record_type="revisit" if mime == REVISIT_MIME else "response",
+        )
+
+
+def surt(url: str) -> str:
+    """Sort-friendly URL key as pywb's `surt` package makes it (IA canonicalisation, no scheme)."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").strip(".").lower()
+    if re.match(r"www\d*\.", host):
+        host = host.split(".", 1)[1]
+    key = ",".join(reversed(host.split("."))) if host else ""
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is not None and port != DEFAULT_PORTS.get(parts.scheme.lower()):
+        key += f":{port}"
+    path = quote(parts.path or "/", safe="/%;:@&=+$,!~*'()").lower()
+    if len(path) > 1 and path.endswith("/"):
+        path = path.rstrip("/") or "/"
+    query = "&".join(sorted(piece for piece in parts.query.split("&") if piece)).lower()
+    query = quote(query, safe="=&%;:@+$,/?!~*'()[]")
+    return f"{key})" + path + (f"?{query}" if query else "")
+
+
+def warc_timestamp(warc_date: str) -> str:
+    """`2026-11-29T10:00:00.123456Z` -> `20261129100000`."""
+    digits = "".join(ch for ch in warc_date.split(".")[0] if ch.isdigit())
+    return (digits + "00000000000000")[:14]
+
+
+def _flatten_json(value: Any, key: str, out: list[tuple[str, str]], seen: dict[str, int]) -> None:
+    if isinstance(value, dict):
+        for name, item in value.items():
+            _flatten_json(item, str(name), out, seen)
+    elif isinstance(value, list):
+        for item in value:
+            _flatten_json(item, key, out, seen)
+    else:
+        count = seen.get(key, 0)
+        seen[key] = count + 1
+        name = key if count == 0 else f"{key}.{count + 1}_"
+        text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        out.append((name, text))
+
+
+def method_query(method: str, content_type: str, body: bytes) -> str:
+    """pywb's `__wb_method=post&...`: form bodies as query, JSON flattened, others base64."""
+    mime = content_type.split(";", 1)[0].strip().lower()
+    query = ""
+    if mime == "application/x-www-form-urlencoded":
+        query = unquote_plus(body.decode("utf-8", "replace"))
+    elif mime in ("application/json", "text/plain") or mime.endswith("+json"):
+        try:
+            pairs: list[tuple[str, str]] = []
+            _flatten_json(json.loads(body or b"null"), "", pairs, {})
+            query = urlencode(pairs)
+        except (ValueError, UnicodeDecodeError):
+            query = "" if mime == "text/plain" else "__wb_post_data=" + base64.b64encode(body).decode()
+    elif body:
+        query = "__wb_post_data=" + base64.b64encode(body).decode()
+    text = f"__wb_method={method.lower()}" + (f"&{query}" if query else "")
+    return text[:MAX_REQUEST_BODY_QUERY]
+
+
+def lookup_key(method: str, url: str, content_type: str = "", body: bytes = b"") -> str:
+    """The SURT an entry is filed under: POST/PUT keys carry the method query, as pywb's."""
+    if method.upper() in ("GET", "HEAD", "OPTIONS"):
+        return surt(url)
+    joined = url + ("&" if "?" in url else "?") + method_query(method, content_type, body)
+    return surt(joined)
+
+
+def body_digest(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+class _RequestInfo(Frozen):
+    method: str
+    content_type: str
+    body_query: str | None
+    body_sha256: str | None
+
+
+def _request_info(record: WarcRecord) -> _RequestInfo | None:
+    try:
+        message = parse_http_request(record.block)
+    except ValueError:
+        return None
+    method = message.start_line[0].upper()
+    if method in ("GET", "HEAD"):
+        return _RequestInfo(method=method, content_type="", body_query=None, body_sha256=None)
+    body = decoded_body(message)
+    content_type = message.header("Content-Type") or ""
+    return _RequestInfo(
+        method=method,
+        content_type=content_type,
+        body_query=method_query(method, content_type, body),
+        body_sha256=body_digest(body),
+    )
+
+
+@dataclass(frozen=True)
+class _PendingResponse:
+    headers: list[tuple[str, str]]
+    filename: str
+    offset: int
+    length: int
+    position: int
+    status: int | None
+    mime: str
+
+    def header(self, name: str) -> str:
+        wanted = name.lower()
+        return next((value for key, value in self.headers if key.lower() == wanted), "")
+
+
+class Indexer:
+    """Builds entries from records in WARC order; pairs requests and responses afterwards.
+
+    A response finds its request by `WARC-Concurrent-To` in either direction, else by the nearest
+    request record for the same URL; without one it is indexed as a GET.
+    """
+
+    def __init__(self) -> None:
+        self._responses: list[_PendingResponse] = []
+        self._requests_by_id: dict[str, _RequestInfo] = {}
+        self._request_for: dict[str, str] = {}
+        self._requests_by_url: dict[str, list[tuple[int, _RequestInfo]]] = {}
+        self._position = 0
+
+    def add(self, record: WarcRecord, filename: str, offset: int, length: int) -> None:
+        """Feed one record stored at `offset`/`length` of archive member `filename`."""
+        self._position += 1
+        kind = record.type
+        if kind == "request":
+            info = _request_info(record)
+            if info is None:
+                return
+            record_id = record.header("WARC-Record-ID") or ""
+            self._requests_by_id[record_id] = info
+            for other in (record.header("WARC-Concurrent-To") or "").split():
+                self._request_for.setdefault(other, record_id)
+            url = (record.header("WARC-Target-URI") or "").strip("<>")
+            self._requests_by_url.setdefault(url, []).append((self._position, info))
+        elif kind in INDEXED_TYPES and record.header("WARC-Target-URI"):
+            status, mime = _status_and_mime(record) if kind == "response" else _revisit_status(record)
+            self._responses.append(
+                _PendingResponse(record.headers, filename, offset, length, self._position, status, mime)
+            )
+
+    def _request_of(self, pending: _PendingResponse) -> _RequestInfo | None:
+        for other in pending.header("WARC-Concurrent-To").split():
+            if other in self._requests_by_id:
+                return self._requests_by_id[other]
+        record_id = pending.header("WARC-Record-ID")
+        if record_id in self._request_for:
+            return self._requests_by_id.get(self._request_for[record_id])
+        candidates = self._requests_by_url.get(pending.header("WARC-Target-URI").strip("<>"), [])
+        if not candidates:
+            return None
+        return min(candidates, key=lambda item: abs(item[0] - pending.position))[1]
+
+    def entries(self) -> list[IndexEntry]:
+        """All entries, sorted by SURT, timestamp, then capture order (pywb's binary search order)."""
+        out: list[IndexEntry] = []
+        for seq, pending in enumerate(self._responses):
+            url = pending.header("WARC-Target-URI").strip("<>")
+            request = self._request_of(pending)
+            is_revisit = pending.header("WARC-Type").lower() == "revisit"
+            key_url = url
+            if request is not None and request.body_query is not None:
+                key_url = url + ("&" if "?" in url else "?") + request.body_query
+            out.append(
+                IndexEntry(
+                    surt=surt(key_url),
+                    timestamp=warc_timestamp(pending.header("WARC-Date")),
+                    url=url,
+                    method=request.method if request else "GET",
+                    status=pending.status,
+                    mime=pending.mime,
+                    digest=pending.header("WARC-Payload-Digest"),
+                    request_body=request.body_query if request else None,
+                    req_digest=request.body_sha256 if request else None,
+                    seq=seq,
+                    filename=pending.filename,
+                    offset=pending.offset,
+                    length=pending.length,
+                    record_type="revisit" if is_revisit else "response",
+                )
+            )
+        out.sort(key=lambda entry: (entry.surt, entry.timestamp, entry.seq))
+        return out
+
+
+def _status_and_mime(record: WarcRecord) -> tuple[int | None, str]:
+    content_type = (record.header("Content-Type") or "").lower()
+    if "application/http" not in content_type:
+        return 200, (record.header("Content-Type") or "").split(";", 1)[0].strip()
+    try:
+        message = parse_http_response(record.block)
+    except ValueError:
+        return None, ""
+    mime = (message.header("Content-Type") or "").split(";", 1)[0].strip().lower()
+    return int(message.start_line[1]), mime
+
+
+def _revisit_status(record: WarcRecord) -> tuple[int | None, str]:
+    try:
+        message = parse_http_response(record.block)
+    except ValueError:
+        return None, REVISIT_MIME
+    return int(message.start_line[1]), REVISIT_MIME
+
+
+def write_cdxj(entries: Iterable[IndexEntry]) -> bytes:
+    return "".join(entry.to_cdxj() + "\n" for entry in entries).encode("utf-8")
+
+
+def parse_cdxj(text: str, source: str) -> list[IndexEntry]:
+    """Parse index lines; a bad line is an error naming the source and line number."""
+    entries: list[IndexEntry] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("!"):
+            continue
+        try:
+            entries.append(IndexEntry.from_cdxj(line))
+        except (ValueError, KeyError) as exc:
+            raise SnapshotError(f"{source}: line {number}: bad CDXJ line: {exc}") from None
+    return entries
