@@ -88,7 +88,7 @@ def main() -> None:
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:  # noqa: BLE001 - click usage errors carry their own exit code
+    except Exception as exc:
         from click.exceptions import ClickException
 
         if isinstance(exc, ClickException):

@@ -176,9 +176,9 @@ class AnchorLocator(Frozen):
     """One way to find an element: CSS, visible text, or ARIA role + name."""
 
     css: str | None = None
-    text: str | None = None
-    role: str | None = None
-    name: str | None = None
+    text: str | None = Field(default=None, description="whole visible text, case and spacing ignored")
+    role: str | None = Field(default=None, description="ARIA role, explicit or implicit (button, link, ...)")
+    name: str | None = Field(default=None, description="accessible name, together with 'role'")
 
     @model_validator(mode="after")
     def _one_way(self) -> AnchorLocator:
@@ -193,17 +193,60 @@ class PageMatch(Frozen):
     """Which page an injection belongs to, and the element it hangs off (tried in order)."""
 
     url: str = Field(description="glob over the URL without scheme, e.g. 'pizzapalace.test/checkout*'")
-    anchors: tuple[AnchorLocator, ...] = Field(min_length=1)
+    anchors: tuple[AnchorLocator, ...] = Field(
+        min_length=1, description="tried in order; later ones are fallbacks that survive redesigns"
+    )
+    example: str | None = Field(
+        default=None, description="a concrete matching URL, opened by `injections preview` and the tests"
+    )
+
+    @model_validator(mode="after")
+    def _example_matches(self) -> PageMatch:
+        if self.example is not None:
+            plain = self.example.split("#", 1)[0].split("://", 1)[-1]
+            if not fnmatch.fnmatchcase(plain.lower(), self.url.lower()):
+                raise ValueError(f"example {self.example!r} does not match url {self.url!r}")
+        return self
 
 
-Placement = Literal["before", "after", "prepend", "append", "overlay", "replace"]
+Placement = Literal["before", "after", "prepend", "append", "overlay"]
+ChoiceRole = Literal["manipulative", "safe", "close", "reveal", "optout", "cta"]
+CHOICE_ROLES: tuple[str, ...] = ChoiceRole.__args__  # type: ignore[attr-defined]
+
+# Which texts each type's template needs (required, optional). Kept next to the model so a
+# missing text is a validation error naming the file, not an empty button in the browser.
+TEXT_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "disguised_ad": (("label", "title", "body", "cta"), ("price", "meta")),
+    "false_hierarchy": (("title", "manipulative", "safe"), ("body",)),
+    "preselection": (("addon", "optout"), ("price", "note")),
+    "popup_ad": (("title", "body", "cta", "close"), ("label", "kicker")),
+    "trick_wording": (("title", "manipulative", "safe"), ("body",)),
+    "confirm_shaming": (("title", "manipulative", "safe"), ("body",)),
+    "fake_social_proof": (("proof", "manipulative", "safe"), ("title", "body")),
+    "forced_action": (("title", "manipulative", "safe"), ("body",)),
+    "hidden_information": (("summary", "reveal", "hidden"), ("note",)),
+}
+
+CssColor = Annotated[str, Field(pattern=r"^(#[0-9a-fA-F]{3,8}|rgba?\([0-9., %]+\)|[a-z]+)$")]
+
+
+class InjectionStyle(Frozen):
+    """Knobs on top of what the template reads from the host page (fonts, colours, buttons)."""
+
+    accent: CssColor | None = Field(default=None, description="badge/highlight colour; default: site's")
+    max_width: int | None = Field(default=None, ge=120, le=1600, description="px; default: the anchor's")
+    delay_ms: int = Field(default=0, ge=0, le=10_000, description="wait before showing (pop-ups)")
+    emphasis: Literal["strong", "subtle"] = Field(
+        default="strong", description="how loudly the manipulative choice is styled"
+    )
 
 
 class Evaluation(Frozen):
-    """How an exposure is scored; the default rule follows from the pattern type."""
+    """How an exposure is scored; the rule itself follows from the pattern type."""
 
     moves_on: tuple[AnchorLocator, ...] = Field(
-        default=(), description="controls that move the flow on (e.g. the site's 'Place order')"
+        default=(),
+        description="site controls that move the flow on (e.g. 'Place order'); leaving the page counts too",
     )
 
 
@@ -217,8 +260,24 @@ class Injection(Frozen):
     page: PageMatch
     placement: Placement = "after"
     texts: dict[str, str] = Field(default_factory=dict)
-    style: dict[str, str] = Field(default_factory=dict)
+    style: InjectionStyle = InjectionStyle()
     evaluation: Evaluation = Evaluation()
+
+    @model_validator(mode="after")
+    def _texts_fit_template(self) -> Injection:
+        required, optional = TEXT_KEYS[self.type]
+        missing = [key for key in required if not self.texts.get(key, "").strip()]
+        unknown = sorted(set(self.texts) - set(required) - set(optional))
+        if missing:
+            raise ValueError(f"texts: a {self.type} needs {', '.join(repr(k) for k in missing)}")
+        if unknown:
+            allowed = ", ".join(required + optional)
+            raise ValueError(f"texts: unknown {', '.join(repr(k) for k in unknown)} (allowed: {allowed})")
+        if (self.placement == "overlay") != (self.type == "popup_ad"):
+            raise ValueError("placement: 'overlay' is for popup_ad, and a popup_ad is always an overlay")
+        if self.page.url.split("/", 1)[0].split(":", 1)[0] not in (self.site, "*"):
+            raise ValueError(f"page.url: {self.page.url!r} is not on site {self.site!r}")
+        return self
 
 
 class CompletionCheck(Frozen):
@@ -276,6 +335,8 @@ class SnapshotManifest(Frozen):
     tool_versions: dict[str, str] = Field(default_factory=dict)
     pages: tuple[PageCapture, ...] = ()
     hosts: tuple[str, ...] = ()
+    source: Literal["recorded", "imported"] = "recorded"
+    damaged: tuple[str, ...] = Field(default=(), description="records skipped as damaged (file: offset: why)")
 
 
 Condition = Literal["injected", "control"]
