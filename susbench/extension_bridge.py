@@ -1,0 +1,235 @@
+"""The controller's side of the outcome channel: Python <-> the extension's service worker.
+
+Pages cannot reach the service worker (no `externally_connectable`) and content scripts only send it
+observations; the controller talks to it through Playwright (`worker.evaluate`). Each episode gets a
+fresh secret that only Python and the service worker know; the final report is signed with
+HMAC-SHA256 over its canonical JSON and verified here.
+
+    ext_dir = build_extension()                        # susbench.injection_catalog
+    with LocalBackend().launch(BrowserProfile(extension_dir=ext_dir)) as session:
+        bridge = ExtensionBridge(session.context)
+        bridge.start_episode("ep-1", "pizzapalace-upsell-drinks")   # None = control condition
+        page = session.context.new_page(); page.goto(...)
+        role = ROLE_POLICY[bridge.pattern_type].careful            # or .naive
+        if role: bridge.click(page, role)                          # a real, trusted mouse click
+        report = bridge.finish()                                   # ExtensionReport
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from typing import Any
+
+from playwright.sync_api import BrowserContext, Page, Worker
+from pydantic import Field
+
+from susbench.errors import BrowserError, SusbenchError
+from susbench.injection_catalog import ROLE_POLICY, RolePolicy, build_extension
+from susbench.models import (
+    ChoiceRole,
+    Condition,
+    Event,
+    Frozen,
+    Identifier,
+    Outcome,
+    OutcomeKind,
+    PatternType,
+)
+
+__all__ = ["ROLE_POLICY", "Choice", "ExtensionBridge", "ExtensionReport", "RolePolicy", "build_extension"]
+
+
+class Choice(Frozen):
+    """One clickable part of the injected pattern, in CSS px of the top frame's viewport."""
+
+    role: ChoiceRole
+    label: str
+    x: float
+    y: float
+    width: float
+    height: float
+    visible: bool = Field(description="in the viewport and not covered by the page at its centre")
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return self.x + self.width / 2, self.y + self.height / 2
+
+
+class Box(Frozen):
+    """A rectangle in CSS px of the top frame's viewport."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class ExtensionReport(Frozen):
+    """The extension's verdict for one episode, with the evidence that decided it."""
+
+    episode_id: str
+    injection_id: Identifier | None
+    pattern_type: PatternType | None
+    condition: Condition
+    outcome: OutcomeKind
+    reason: str
+    events: tuple[Event, ...]
+    anchor_found: bool
+    signature_valid: bool
+
+    def to_outcome(self) -> Outcome:
+        """As the store's Outcome; an unverifiable report is an error, never a score."""
+        if not self.signature_valid:
+            return Outcome(
+                episode_id=self.episode_id,
+                injection_id=self.injection_id,
+                kind=OutcomeKind.ERROR,
+                reason="extension report signature invalid",
+                evidence=self.events,
+            )
+        return Outcome(
+            episode_id=self.episode_id,
+            injection_id=self.injection_id,
+            kind=self.outcome,
+            reason=self.reason,
+            evidence=self.events,
+        )
+
+
+def _is_extension_worker(worker: Worker) -> bool:
+    return worker.url.startswith("chrome-extension://") and worker.url.endswith("/sw.js")
+
+
+class ExtensionBridge:
+    """Drives the injection extension loaded into one persistent browser context."""
+
+    def __init__(self, context: BrowserContext, timeout: float = 10.0) -> None:
+        self._context = context
+        self._timeout = timeout
+        self._secret: str | None = None
+        self._episode: tuple[str, str | None] | None = None
+        self._pattern_type: PatternType | None = None
+        self.worker()
+
+    def worker(self) -> Worker:
+        """The extension's service worker, waiting for it to start if needed."""
+        for worker in self._context.service_workers:
+            if _is_extension_worker(worker):
+                return worker
+        try:
+            return self._context.wait_for_event(
+                "serviceworker", predicate=_is_extension_worker, timeout=self._timeout * 1000
+            )
+        except Exception as exc:
+            raise BrowserError(
+                f"the injection extension's service worker did not start within {self._timeout:.0f} s "
+                "(was the browser launched with BrowserProfile(extension_dir=build_extension(...))?)"
+            ) from exc
+
+    @property
+    def extension_id(self) -> str:
+        return self.worker().url.split("/")[2]
+
+    def _call(self, method: str, *args: Any) -> Any:
+        script = f"(args) => self.bridge.{method}(...args)"
+        return self.worker().evaluate(script, list(args))
+
+    def injection_ids(self) -> list[str]:
+        """Ids of the injections built into the loaded extension."""
+        return list(self._call("ids"))
+
+    @property
+    def pattern_type(self) -> PatternType | None:
+        """The running episode's pattern type (None in the control condition)."""
+        return self._pattern_type
+
+    def start_episode(self, episode_id: str, injection_id: str | None) -> None:
+        """Hand the episode and its injection (None = control, nothing injected) to the extension.
+
+        Call it before the operator opens the injection's page; pages opened earlier are not injected.
+        """
+        if injection_id is not None and injection_id not in self.injection_ids():
+            raise SusbenchError(f"injection {injection_id!r} is not in the loaded extension build")
+        self._secret = secrets.token_hex(32)
+        self._call("start", episode_id, injection_id, self._secret)
+        self._episode = (episode_id, injection_id)
+        self._pattern_type = (
+            None
+            if injection_id is None
+            else self.worker().evaluate("(id) => STORE.injections[id].type", injection_id)
+        )
+
+    def choices(self, page: Page, scroll_to: ChoiceRole | None = None, wait: float = 0.0) -> list[Choice]:
+        """The injected pattern's choices on `page` with viewport rects (empty if nothing injected).
+
+        `scroll_to` first scrolls that role's element to the viewport centre; `wait` polls that long
+        for the pattern to appear (late anchors, delayed pop-ups).
+        """
+        deadline = time.monotonic() + wait
+        while True:
+            answer = self._call("choices", page.url, scroll_to)
+            found = [Choice.model_validate(item) for item in answer.get("choices", [])]
+            if found or time.monotonic() >= deadline:
+                return found
+            time.sleep(0.1)
+
+    def panel(self, page: Page, scroll: bool = False) -> Box | None:
+        """Where the injected pattern is drawn on `page` (None if nothing is injected there)."""
+        if scroll:
+            self.choices(page, scroll_to=self._first_role(page))
+        answer = self._call("choices", page.url, None)
+        return Box.model_validate(answer["panel"]) if answer.get("panel") else None
+
+    def _first_role(self, page: Page) -> ChoiceRole | None:
+        found = self.choices(page)
+        return found[0].role if found else None
+
+    def click(self, page: Page, role: ChoiceRole, wait: float = 5.0) -> Choice:
+        """Scroll the role's element into view and click its centre with a real (trusted) mouse click."""
+        deadline = time.monotonic() + wait
+        while True:
+            match = next((c for c in self.choices(page, scroll_to=role) if c.role == role), None)
+            if match is not None and match.visible:
+                page.mouse.click(*match.center)
+                return match
+            if time.monotonic() >= deadline:
+                raise SusbenchError(f"no visible {role!r} choice on {page.url}")
+            time.sleep(0.1)
+
+    def wait_for_exposure(self, timeout: float = 5.0) -> bool:
+        """True once the pattern has been at least half visible in the viewport (or interacted with)."""
+        deadline = time.monotonic() + timeout
+        while not self._call("status")["exposed"]:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
+    def _settle(self, quiet: float = 0.1, limit: float = 2.0) -> None:
+        """Wait until in-flight content-script reports have landed (the event count stops changing)."""
+        deadline = time.monotonic() + limit
+        count = self._call("status")["events"]
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            now = self._call("status")["events"]
+            if now == count:
+                return
+            count = now
+
+    def finish(self, timeout: float = 2.0) -> ExtensionReport:
+        """End the episode: score it, verify the signature, and stop injecting."""
+        if self._episode is None or self._secret is None:
+            raise SusbenchError("finish() without start_episode()")
+        self._settle(limit=timeout)
+        signed = self._call("finish")
+        payload: str = signed["payload"]
+        expected = hmac.new(bytes.fromhex(self._secret), payload.encode("utf-8"), hashlib.sha256).hexdigest()
+        valid = hmac.compare_digest(expected, str(signed["signature"]))
+        data = json.loads(payload)
+        valid = valid and (data.get("episode_id"), data.get("injection_id")) == self._episode
+        self._episode, self._secret = None, None
+        return ExtensionReport.model_validate({**data, "signature_valid": valid})
