@@ -12,7 +12,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
 from recorder.proxy import RecordingProxy
-from susbench.browser import BrowserProfile, LocalBackend, chromium_version, find_chromium
+from susbench.browser import BrowserBackend, BrowserProfile, LocalBackend, chromium_version, find_chromium
 from susbench.errors import InputError, SusbenchError
 from susbench.loading import read_data_file, validate_data
 from susbench.models import CapturePlan, HostMap, PageCapture, PlanPage, Step, Task, Viewport
@@ -104,8 +104,12 @@ def record_plans(
     viewport: Viewport | None = None,
     targets: Sequence[str] = (),
     progress: Callable[[str], None] | None = None,
+    backend: BrowserBackend | None = None,
 ) -> Path:
-    """Record every page of `plans` in one Chromium behind one proxy; write one WACZ to `out`."""
+    """Record every page of `plans` in one Chromium behind one proxy; write one WACZ to `out`.
+
+    Pass `backend` to reuse a running Playwright driver (its sync API allows one per thread).
+    """
     executable = find_chromium()
     browser_version = chromium_version(executable)
     viewport = viewport or Viewport()
@@ -123,7 +127,7 @@ def record_plans(
             proxy_bypass_loopback=True,
             spki_pins=(proxy.spki,),
         )
-        with LocalBackend().launch(profile) as session:
+        with (backend or LocalBackend()).launch(profile) as session:
             page = session.context.new_page()
             user_agent = str(page.evaluate("navigator.userAgent"))
             for plan in plans:

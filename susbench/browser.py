@@ -26,6 +26,23 @@ from susbench.models import Frozen, Viewport
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 APT_PACKAGES = ("chromium", "fonts-dejavu-core", "fonts-liberation")
 
+DISABLED_FEATURES = (
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "PaintHolding",
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "ThirdPartyStoragePartitioning",
+    "LensOverlay",
+    "MediaRouter",
+    "Translate",
+    "OptimizationHints",
+    "AutofillServerCommunication",
+    "NetworkTimeServiceQuerying",
+    "InterestFeedContentSuggestions",
+    "PreconnectToSearch",
+)
+
 QUIET_FLAGS = (
     "--no-first-run",
     "--no-default-browser-check",
@@ -35,10 +52,13 @@ QUIET_FLAGS = (
     "--disable-default-apps",
     "--disable-domain-reliability",
     "--disable-client-side-phishing-detection",
-    "--disable-features=Translate,OptimizationHints,MediaRouter,InterestFeedContentSuggestions",
     "--metrics-recording-only",
     "--password-store=basic",
     "--use-mock-keychain",
+    # One switch only: Chromium keeps the last --disable-features, so this list repeats the
+    # Playwright defaults that matter for replay (no HTTPS upgrades, no paint holding) and adds
+    # the features that would phone home.
+    "--disable-features=" + ",".join(DISABLED_FEATURES),
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--disable-quic",
@@ -87,7 +107,9 @@ def _apt_install_chromium() -> None:
     subprocess.run(["apt-get", "update", "-qq"], **quiet)  # type: ignore[call-overload]
     result = subprocess.run(["apt-get", "install", "-y", "-qq", *APT_PACKAGES], **quiet)  # type: ignore[call-overload]
     if result.returncode != 0:
-        raise BrowserError(f"apt-get install {' '.join(APT_PACKAGES)} failed:\n{result.stderr.strip()}\n{CHROMIUM_HELP}")
+        raise BrowserError(
+            f"apt-get install {' '.join(APT_PACKAGES)} failed:\n{result.stderr.strip()}\n{CHROMIUM_HELP}"
+        )
 
 
 def chromium_version(executable: Path) -> str:
@@ -173,31 +195,33 @@ class LocalBackend:
     def launch(self, profile: BrowserProfile) -> Iterator[BrowserSession]:
         executable = profile.executable or find_chromium()
         cdp_port = free_port() if profile.cdp else None
-        with tempfile.TemporaryDirectory(prefix="susbench-profile-") as user_data_dir:
-            with self._driver() as playwright:
-                try:
-                    context = playwright.chromium.launch_persistent_context(
-                        user_data_dir,
-                        executable_path=str(executable),
-                        headless=profile.headless,
-                        args=profile.args(cdp_port),
-                        viewport={"width": profile.viewport.width, "height": profile.viewport.height},
-                        locale=profile.locale,
-                        timezone_id=profile.timezone,
-                        service_workers="block" if profile.block_service_workers else "allow",
-                    )
-                except Exception as exc:  # noqa: BLE001 - Playwright raises plain Error types
-                    raise BrowserError(f"{executable}: Chromium failed to start: {exc}") from None
-                try:
-                    yield BrowserSession(
-                        context=context,
-                        profile=profile,
-                        executable=executable,
-                        cdp_endpoint=f"http://127.0.0.1:{cdp_port}" if cdp_port else None,
-                        user_data_dir=Path(user_data_dir),
-                    )
-                finally:
-                    context.close()
+        with (
+            tempfile.TemporaryDirectory(prefix="susbench-profile-") as user_data_dir,
+            self._driver() as playwright,
+        ):
+            try:
+                context = playwright.chromium.launch_persistent_context(
+                    user_data_dir,
+                    executable_path=str(executable),
+                    headless=profile.headless,
+                    args=profile.args(cdp_port),
+                    viewport={"width": profile.viewport.width, "height": profile.viewport.height},
+                    locale=profile.locale,
+                    timezone_id=profile.timezone,
+                    service_workers="block" if profile.block_service_workers else "allow",
+                )
+            except Exception as exc:  # noqa: BLE001 - Playwright raises plain Error types
+                raise BrowserError(f"{executable}: Chromium failed to start: {exc}") from None
+            try:
+                yield BrowserSession(
+                    context=context,
+                    profile=profile,
+                    executable=executable,
+                    cdp_endpoint=f"http://127.0.0.1:{cdp_port}" if cdp_port else None,
+                    user_data_dir=Path(user_data_dir),
+                )
+            finally:
+                context.close()
 
     @contextmanager
     def _driver(self) -> Iterator[Playwright]:

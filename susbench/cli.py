@@ -33,22 +33,29 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
-app.add_typer(web_app, name="web", help="The local web of synthetic consumer sites (stands in for the live web).")
+app.add_typer(
+    web_app, name="web", help="The local web of synthetic consumer sites (stands in for the live web)."
+)
 app.command("record", help="Record URLs or capture plans through mitmproxy into a WACZ snapshot.")(record)
 app.add_typer(snapshot_app, name="snapshot", help="Inspect, verify and import snapshots (WACZ/WARC).")
-app.add_typer(replay_app, name="replay", help="Serve a snapshot offline and deterministically; check coverage.")
-app.add_typer(injections_app, name="injections", help="Validate, list and preview the dark-pattern injections.")
-app.add_typer(extension_app, name="extension", help="Build the injection browser extension.")
-app.command("demo", help="The embedded default: every task with each scripted baseline, offline, then the report.")(
-    demo
+app.add_typer(
+    replay_app, name="replay", help="Serve a snapshot offline and deterministically; check coverage."
 )
+app.add_typer(
+    injections_app, name="injections", help="Validate, list and preview the dark-pattern injections."
+)
+app.add_typer(extension_app, name="extension", help="Build the injection browser extension.")
+app.command(
+    "demo", help="The embedded default: every task with each scripted baseline, offline, then the report."
+)(demo)
 app.command("run", help="Run tasks with an operator, live or from a snapshot, into DuckDB.")(run)
 app.command("report", help="Avoidance rates by operator and pattern type, with 95% Wilson intervals.")(report)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
 app.add_typer(results_app, name="results", help="Export results (Parquet).")
 
 SCHEMA_MODELS = {
-    model.__name__: model for model in (Site, Task, Injection, CapturePlan, SnapshotManifest, Episode, Outcome)
+    model.__name__: model
+    for model in (Site, Task, Injection, CapturePlan, SnapshotManifest, Episode, Outcome)
 }
 
 

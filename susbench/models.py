@@ -79,9 +79,13 @@ class ResolveRule(Frozen):
     def parse(cls, text: str) -> ResolveRule:
         match = re.fullmatch(r"([A-Za-z0-9*.-]+)(?::(\d+))?=([0-9A-Fa-f.:\[\]]+):(\d+)", text.strip())
         if match is None:
-            raise ValueError(f"host map rule {text!r}: expected HOST[:PORT]=IP:PORT, e.g. shop.test=127.0.0.1:8080")
+            raise ValueError(
+                f"host map rule {text!r}: expected HOST[:PORT]=IP:PORT, e.g. shop.test=127.0.0.1:8080"
+            )
         host, port, ip, target = match.groups()
-        return cls(host=host.lower(), port=int(port) if port else None, ip=ip.strip("[]"), target_port=int(target))
+        return cls(
+            host=host.lower(), port=int(port) if port else None, ip=ip.strip("[]"), target_port=int(target)
+        )
 
     def matches(self, host: str, port: int) -> bool:
         return fnmatch.fnmatchcase(host.lower(), self.host) and self.port in (None, port)

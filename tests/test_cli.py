@@ -17,7 +17,17 @@ def susbench(*args: str) -> subprocess.CompletedProcess[str]:
 def test_help_lists_every_command() -> None:
     result = susbench("--help")
     assert result.returncode == 0, result.stderr
-    for command in ("web", "record", "snapshot", "replay", "injections", "extension", "run", "report", "query"):
+    for command in (
+        "web",
+        "record",
+        "snapshot",
+        "replay",
+        "injections",
+        "extension",
+        "run",
+        "report",
+        "query",
+    ):
         assert command in result.stdout
 
 
@@ -38,7 +48,9 @@ def test_schema_of_unknown_model_is_a_clear_error() -> None:
 
 def test_bad_task_file_is_reported_without_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "task.yaml"
-    bad.write_text("id: t\nsite: shop.test\nstart_url: https://shop.test/\ninstruction: Buy\ninjections: []\n")
+    bad.write_text(
+        "id: t\nsite: shop.test\nstart_url: https://shop.test/\ninstruction: Buy\ninjections: []\n"
+    )
     result = susbench("record", str(bad), "--out", str(tmp_path / "s.wacz"))
     assert result.returncode == 2
     assert str(bad) in result.stderr

@@ -81,7 +81,9 @@ def test_wrong_pattern_type_names_allowed_values(tmp_path: Path) -> None:
 
 def test_step_needs_its_fields(tmp_path: Path) -> None:
     path = tmp_path / "plan.yaml"
-    path.write_text("id: p\npages:\n  - url: https://shop.test/\n    steps: [{action: fill, selector: '#q'}]\n")
+    path.write_text(
+        "id: p\npages:\n  - url: https://shop.test/\n    steps: [{action: fill, selector: '#q'}]\n"
+    )
     with pytest.raises(InputError) as error:
         load_model(path, CapturePlan)
     assert "pages.0.steps.0" in str(error.value)
@@ -96,7 +98,7 @@ def test_yaml_syntax_error_gives_line(tmp_path: Path) -> None:
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="nope.yaml: file not found"):
+    with pytest.raises(InputError, match=r"nope\.yaml: file not found"):
         load_model(tmp_path / "nope.yaml", Task)
 
 

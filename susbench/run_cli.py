@@ -1,0 +1,142 @@
+"""Commands to run the benchmark and read its results: run, demo, report, query, results export."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from susbench.errors import SusbenchError
+from susbench.report import build_report, render_report
+from susbench.store import Store
+
+results_app = typer.Typer(no_args_is_help=True)
+
+DB_HELP = "DuckDB results file"
+DEFAULT_DB = Path("results.duckdb")
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def run(
+    operator: Annotated[str, typer.Option(help="naive, careful, random, idle (or a registered one)")],
+    tasks: Annotated[
+        str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
+    ] = "all",
+    snapshot: Annotated[Path | None, typer.Option(help="WACZ to replay (default: the bundled one)")] = None,
+    live: Annotated[
+        bool, typer.Option("--live", help="run against the live (local) web, archiving episodes")
+    ] = False,
+    live_resolve: Annotated[
+        list[str] | None, typer.Option(help="HOST[:PORT]=IP:PORT upstream for --live (default: local web)")
+    ] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="episodes per task")] = 1,
+    seed: Annotated[int, typer.Option(help="seeds injection choice, control share and operators")] = 0,
+    control_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="share of control episodes")] = 0.0,
+    parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 1,
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
+    step_timeout: Annotated[float, typer.Option(help="seconds one operator step may take")] = 15.0,
+    headed: Annotated[bool, typer.Option("--headed", help="show the browser")] = False,
+) -> None:
+    """Run tasks with an operator; re-running the same command resumes where it stopped."""
+    from susbench.controller import RunOptions, run_benchmark
+
+    summary = run_benchmark(
+        RunOptions(
+            tasks=tasks,
+            operator=operator,
+            snapshot=snapshot,
+            live=live,
+            live_resolve=tuple(live_resolve or ()),
+            repeats=repeats,
+            seed=seed,
+            control_rate=control_rate,
+            parallel=parallel,
+            db=db,
+            step_timeout_s=step_timeout,
+            headless=not headed,
+        )
+    )
+    outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
+    _console().print(
+        f"{summary.run_id}: {summary.stored} episodes stored, {summary.skipped} already stored "
+        f"(of {summary.planned}); outcomes: {outcomes}",
+        soft_wrap=True,
+    )
+    if summary.interrupted:
+        raise typer.Exit(130)
+
+
+def demo(
+    db: Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")] = None,
+    snapshot: Annotated[Path | None, typer.Option(help="WACZ to replay (default: the bundled one)")] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
+) -> None:
+    """Every task once with each scripted baseline, offline from the bundled snapshot, then the report."""
+    from susbench.controller import RunOptions, run_benchmark
+
+    db = db or Path(f"demo-{date.today().isoformat()}.duckdb")
+    console = _console()
+    for operator in ("naive", "careful", "random"):
+        console.print(f"[bold]{operator}[/]")
+        run_benchmark(RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=parallel, db=db))
+    with Store(db, read_only=True) as store:
+        console.print(render_report(build_report(store)))
+    console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
+
+
+def report(
+    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
+    where: Annotated[
+        str, typer.Option("--where", help="SQL filter over episode_outcomes, e.g. \"mode = 'live'\"")
+    ] = "",
+) -> None:
+    """Avoidance by operator × pattern type with counts and 95% Wilson intervals."""
+    with Store(db, read_only=True) as store:
+        result = build_report(store, where)
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+    else:
+        _console().print(render_report(result))
+
+
+def query(
+    sql: Annotated[
+        str, typer.Argument(help='SQL, e.g. "SELECT outcome, count(*) FROM episode_outcomes GROUP BY 1"')
+    ],
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON rows instead of a table")] = False,
+) -> None:
+    """Run SQL on a results database and print a table."""
+    with Store(db, read_only=True) as store:
+        columns, rows = store.query(sql)
+    if as_json:
+        typer.echo(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
+        return
+    table = Table(*columns, caption=f"{len(rows)} rows")
+    for row in rows:
+        table.add_row(*("NULL" if value is None else str(value) for value in row))
+    _console().print(table)
+
+
+@results_app.command("export")
+def export(
+    parquet: Annotated[
+        Path, typer.Option("--parquet", help="folder to write one Parquet file per table/view")
+    ],
+    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
+) -> None:
+    """Export every table and the episode_outcomes view as Parquet."""
+    if parquet.exists() and not parquet.is_dir():
+        raise SusbenchError(f"{parquet}: is a file; expected a folder for the Parquet files")
+    with Store(db, read_only=True) as store:
+        written = store.export_parquet(parquet)
+    _console().print("\n".join(str(path) for path in written))

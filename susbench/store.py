@@ -1,0 +1,311 @@
+"""Results in one DuckDB file: runs, episodes, evidence events, outcomes and request logs.
+
+Each episode is written in one transaction (episode row, its events, its outcome, its requests),
+so a crash or a kill never leaves half an episode behind, and a resumed run can trust that an
+episode row means the whole episode is stored. `episode_outcomes` is the stable view for analysis
+and users' own SQL; its columns only ever grow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from pydantic import Field
+
+from susbench.errors import SusbenchError
+from susbench.models import Episode, Event, Frozen, Outcome
+
+EPISODE_OUTCOME_COLUMNS = (
+    "run_id",
+    "episode_id",
+    "task_id",
+    "site",
+    "injection_id",
+    "pattern_type",
+    "operator",
+    "mode",
+    "repeat",
+    "outcome",
+    "completed",
+    "started_at",
+    "duration_s",
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY,
+    config JSON NOT NULL,
+    versions JSON NOT NULL,
+    git_hash VARCHAR,
+    snapshot_id VARCHAR,
+    snapshot_sha256 VARCHAR,
+    seed BIGINT NOT NULL,
+    host VARCHAR NOT NULL,
+    started_at TIMESTAMP NOT NULL
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    episode_id VARCHAR PRIMARY KEY,
+    run_id VARCHAR NOT NULL,
+    task_id VARCHAR NOT NULL,
+    site VARCHAR NOT NULL,
+    injection_id VARCHAR,
+    pattern_type VARCHAR,
+    condition VARCHAR NOT NULL,
+    operator VARCHAR NOT NULL,
+    mode VARCHAR NOT NULL,
+    repeat INTEGER NOT NULL,
+    seed BIGINT NOT NULL,
+    started_at TIMESTAMP NOT NULL,
+    ended_at TIMESTAMP NOT NULL,
+    duration_s DOUBLE NOT NULL,
+    steps INTEGER NOT NULL,
+    completed BOOLEAN,
+    final_message VARCHAR,
+    error VARCHAR,
+    archive VARCHAR
+);
+CREATE TABLE IF NOT EXISTS events (
+    episode_id VARCHAR NOT NULL,
+    seq INTEGER NOT NULL,
+    ts_ms BIGINT NOT NULL,
+    source VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    detail JSON NOT NULL,
+    PRIMARY KEY (episode_id, seq)
+);
+CREATE TABLE IF NOT EXISTS outcomes (
+    episode_id VARCHAR PRIMARY KEY,
+    injection_id VARCHAR,
+    kind VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    checksum VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS requests (
+    episode_id VARCHAR NOT NULL,
+    seq INTEGER NOT NULL,
+    url VARCHAR NOT NULL,
+    method VARCHAR NOT NULL,
+    match_kind VARCHAR,
+    rule VARCHAR,
+    score DOUBLE,
+    status INTEGER,
+    miss BOOLEAN NOT NULL,
+    PRIMARY KEY (episode_id, seq)
+);
+CREATE OR REPLACE VIEW episode_outcomes AS
+SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
+       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s
+FROM episodes e JOIN outcomes o USING (episode_id);
+"""
+
+TABLES = ("runs", "episodes", "events", "outcomes", "requests")
+
+
+class RunRecord(Frozen):
+    """One run: its configuration and everything needed to reproduce it (AgentLab's journal)."""
+
+    run_id: str
+    config: dict[str, Any]
+    versions: dict[str, str] = Field(default_factory=dict)
+    git_hash: str | None = None
+    snapshot_id: str | None = None
+    snapshot_sha256: str | None = None
+    seed: int
+    host: str
+    started_at: datetime
+
+
+class RequestRecord(Frozen):
+    """One request of an episode as the replayer or recorder saw it."""
+
+    url: str
+    method: str = "GET"
+    match_kind: str | None = None
+    rule: str | None = None
+    score: float | None = None
+    status: int | None = None
+    miss: bool = False
+
+
+class EpisodeRecord(Frozen):
+    """Everything stored for one finished episode, written in one transaction."""
+
+    episode: Episode
+    started_at: datetime
+    ended_at: datetime
+    steps: int = Field(default=0, ge=0)
+    completed: bool | None = None
+    final_message: str = ""
+    error: str | None = None
+    archive: str | None = Field(default=None, description="WACZ of a live episode's traffic")
+    outcome: Outcome
+    events: tuple[Event, ...] = ()
+    requests: tuple[RequestRecord, ...] = ()
+
+    @property
+    def duration_s(self) -> float:
+        return max(0.0, (self.ended_at - self.started_at).total_seconds())
+
+
+def canonical_json(data: object) -> str:
+    """Sorted keys, no whitespace: the same value always gives the same bytes."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def outcome_checksum(outcome: Outcome) -> str:
+    """sha256 of the outcome's canonical JSON, stored with it so tampering or drift is visible."""
+    return hashlib.sha256(canonical_json(outcome.model_dump(mode="json")).encode()).hexdigest()
+
+
+class Store:
+    """A results database; only one process writes it (the run's parent)."""
+
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        self.path = path
+        if read_only and not path.is_file():
+            raise SusbenchError(f"{path}: no results database there; expected a DuckDB file written by `run`")
+        if not read_only and not path.parent.is_dir():
+            raise SusbenchError(f"{path}: its folder {path.parent} does not exist; expected a writable path")
+        try:
+            self._db = duckdb.connect(str(path), read_only=read_only)
+        except duckdb.Error as exc:
+            raise SusbenchError(f"{path}: cannot open as a DuckDB database: {exc}") from None
+        if not read_only:
+            self._db.execute(SCHEMA)
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        self._db.begin()
+        try:
+            yield self._db
+        except BaseException:
+            self._db.rollback()
+            raise
+        self._db.commit()
+
+    def add_run(self, run: RunRecord) -> None:
+        """Record a run once; a resumed run keeps its first journal entry."""
+        self._db.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [
+                run.run_id,
+                canonical_json(run.config),
+                canonical_json(run.versions),
+                run.git_hash,
+                run.snapshot_id,
+                run.snapshot_sha256,
+                run.seed,
+                run.host,
+                run.started_at,
+            ],
+        )
+
+    def stored_episode_ids(self, run_id: str) -> set[str]:
+        rows = self._db.execute("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).fetchall()
+        return {row[0] for row in rows}
+
+    def write_episode(self, record: EpisodeRecord) -> None:
+        """Insert the episode with its events, outcome and requests, all or nothing."""
+        episode = record.episode
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO episodes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    episode.id,
+                    episode.run_id,
+                    episode.task_id,
+                    episode.site,
+                    episode.injection_id,
+                    episode.pattern_type,
+                    episode.condition,
+                    episode.operator,
+                    episode.mode,
+                    episode.repeat,
+                    episode.seed,
+                    record.started_at,
+                    record.ended_at,
+                    record.duration_s,
+                    record.steps,
+                    record.completed,
+                    record.final_message,
+                    record.error,
+                    record.archive,
+                ],
+            )
+            if record.events:
+                db.executemany(
+                    "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        [episode.id, seq, event.ts_ms, event.source, event.kind, canonical_json(event.detail)]
+                        for seq, event in enumerate(record.events)
+                    ],
+                )
+            outcome = record.outcome
+            db.execute(
+                "INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)",
+                [
+                    episode.id,
+                    outcome.injection_id,
+                    outcome.kind.value,
+                    outcome.reason,
+                    outcome_checksum(outcome),
+                ],
+            )
+            if record.requests:
+                db.executemany(
+                    "INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        [
+                            episode.id,
+                            seq,
+                            request.url,
+                            request.method,
+                            request.match_kind,
+                            request.rule,
+                            request.score,
+                            request.status,
+                            request.miss,
+                        ]
+                        for seq, request in enumerate(record.requests)
+                    ],
+                )
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run SQL and return column names and rows; SQL errors become a SusbenchError."""
+        try:
+            cursor = self._db.execute(sql, list(params))
+            columns = [column[0] for column in cursor.description or ()]
+            rows = cursor.fetchall() if columns else []
+        except duckdb.Error as exc:
+            raise SusbenchError(f"query failed: {exc}") from None
+        return columns, rows
+
+    def export_parquet(self, folder: Path) -> list[Path]:
+        """Every table and the `episode_outcomes` view as one Parquet file each."""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SusbenchError(f"{folder}: cannot create the export folder: {exc}") from None
+        written = []
+        for name in (*TABLES, "episode_outcomes"):
+            target = folder / f"{name}.parquet"
+            quoted = str(target).replace("'", "''")
+            self._db.execute(f"COPY (SELECT * FROM {name}) TO '{quoted}' (FORMAT parquet)")
+            written.append(target)
+        return written

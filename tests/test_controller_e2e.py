@@ -1,0 +1,151 @@
+"""End to end in real headless Chromium: the baselines, live mode, not_encountered, kill + resume."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from susbench.controller import RunOptions, default_snapshot, plan_episodes, run_benchmark
+from susbench.injection_catalog import load_injections
+from susbench.paths import REPO_ROOT
+from susbench.report import build_report
+from susbench.snapshot import Snapshot
+from susbench.store import Store
+from susbench.tasks import load_tasks, select_tasks
+
+pytestmark = pytest.mark.e2e
+
+# One short task per pattern type (each carries only that type's injection).
+TYPE_TASKS = {
+    "disguised_ad": "voltcart-mouse-cart",
+    "false_hierarchy": "taskflow-ai-addon-cart",
+    "preselection": "voltcart-laptop-cart",
+    "popup_ad": "threadline-tee-size-s-cart",
+    "trick_wording": "taskflow-enterprise-cart",
+    "confirm_shaming": "threadline-scarf-cart",
+    "fake_social_proof": "bazaarly-blanket-cart",
+    "forced_action": "taskflow-storage-checkout",
+    "hidden_information": "voltcart-charger-checkout",
+}
+SELECTOR = ",".join(TYPE_TASKS.values())
+
+
+def rates(db: Path, operator: str) -> dict[str, float | None]:
+    with Store(db, read_only=True) as store:
+        report = build_report(store, f"operator = '{operator}'")
+    return {row.pattern_type: row.rate for row in report.rows}
+
+
+def mixed_seed(repeats: int) -> int:
+    """A seed under which `random` takes both policies on every task (predicted from the plan)."""
+    injections = {injection.id: injection for injection in load_injections()}
+    tasks = select_tasks(load_tasks(injections=injections), SELECTOR, injections)
+    for seed in range(20_000):
+        options = RunOptions(operator="random", seed=seed, repeats=repeats, db=Path("unused.duckdb"))
+        picks = defaultdict(set)
+        for job in plan_episodes("probe", tasks, injections, options, "snapshot"):
+            picks[job.task.id].add(random.Random(job.episode.seed).random() < 0.5)
+        if all(len(both) == 2 for both in picks.values()):
+            return seed
+    raise AssertionError("no seed mixes the policies on every task")
+
+
+def test_baselines_measure_what_they_claim(tmp_path: Path) -> None:
+    db = tmp_path / "baselines.duckdb"
+    for operator in ("naive", "careful"):
+        run_benchmark(RunOptions(tasks=SELECTOR, operator=operator, parallel=2, db=db), show_progress=False)
+    seed = mixed_seed(repeats=2)
+    run_benchmark(
+        RunOptions(tasks=SELECTOR, operator="random", repeats=2, seed=seed, parallel=2, db=db),
+        show_progress=False,
+    )
+    naive, careful, chance = rates(db, "naive"), rates(db, "careful"), rates(db, "random")
+    for pattern_type in TYPE_TASKS:
+        assert naive[pattern_type] == 0.0, pattern_type
+        assert careful[pattern_type] == 1.0, pattern_type
+        assert chance[pattern_type] is not None and 0.0 < chance[pattern_type] < 1.0, pattern_type
+    with Store(db, read_only=True) as store:
+        _, rows = store.query("SELECT count(*), count(*) FILTER (completed) FROM episode_outcomes")
+        _, misses = store.query("SELECT count(*) FROM requests WHERE miss AND url LIKE '%.test/%'")
+        _, modes = store.query("SELECT DISTINCT mode FROM episode_outcomes")
+    assert rows == [(36, 36)]
+    assert misses == [(0,)]
+    assert modes == [("snapshot",)]
+
+
+def test_live_mode_archives_each_episode(tmp_path: Path) -> None:
+    db = tmp_path / "live.duckdb"
+    summary = run_benchmark(
+        RunOptions(tasks="voltcart-laptop-cart", operator="careful", live=True, db=db), show_progress=False
+    )
+    assert summary.outcomes == {"avoided": 1}
+    with Store(db, read_only=True) as store:
+        _, episodes = store.query(
+            "SELECT o.mode, o.completed, e.archive FROM episode_outcomes o JOIN episodes e USING (episode_id)"
+        )
+        _, requests = store.query("SELECT count(*) FROM requests WHERE match_kind = 'live' AND status = 200")
+    ((mode, completed, archive),) = episodes
+    assert (mode, completed) == ("live", True)
+    assert requests[0][0] > 5
+    with Snapshot.open(Path(archive)) as snapshot:
+        assert any(entry.url.startswith("https://voltcart.test/cart") for entry in snapshot.entries())
+
+
+def test_idle_operator_never_encounters(tmp_path: Path) -> None:
+    db = tmp_path / "idle.duckdb"
+    summary = run_benchmark(
+        RunOptions(tasks="taskflow-storage-checkout", operator="idle", db=db), show_progress=False
+    )
+    assert summary.outcomes == {"not_encountered": 1}
+    with Store(db, read_only=True) as store:
+        _, rows = store.query("SELECT outcome, completed FROM episode_outcomes")
+    assert rows == [("not_encountered", False)]
+
+
+def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
+    db = tmp_path / "resume.duckdb"
+    tasks = "voltcart-laptop-cart,threadline-scarf-cart"
+    command = [sys.executable, "-m", "susbench", "run", "--operator", "careful", "--tasks", tasks]
+    command += ["--repeats", "2", "--parallel", "2", "--db", str(db)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    done = 0
+    for line in process.stdout:
+        done += line.startswith("episode ")
+        if done == 2:
+            process.kill()
+            break
+    process.wait(timeout=30)
+    with Store(db) as store:
+        stored = len(store.query("SELECT * FROM episodes")[1])
+    assert 2 <= stored < 4
+    finished = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=240, check=True)
+    assert f"{4 - stored} episodes stored, {stored} already stored (of 4)" in finished.stdout
+    again = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=True)
+    assert "0 episodes stored, 4 already stored (of 4)" in again.stdout
+    injections = {injection.id: injection for injection in load_injections()}
+    planned = plan_episodes(
+        "x",
+        select_tasks(load_tasks(injections=injections), tasks, injections),
+        injections,
+        RunOptions(operator="careful", repeats=2, db=db),
+        "snapshot",
+    )
+    with Store(db, read_only=True) as store:
+        _, rows = store.query("SELECT task_id, repeat, outcome FROM episode_outcomes ORDER BY ALL")
+        _, events = store.query("SELECT count(DISTINCT episode_id) FROM events")
+    assert sorted((job.task.id, job.episode.repeat, "avoided") for job in planned) == rows
+    assert events == [(4,)]
+
+
+def test_default_snapshot_is_bundled() -> None:
+    assert default_snapshot().parent == REPO_ROOT / "snapshots"

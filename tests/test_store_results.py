@@ -1,0 +1,136 @@
+"""The results store: transactional episode writes, the stable view, export, query CLI."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from susbench.errors import SusbenchError
+from susbench.models import Episode, Event, Outcome, OutcomeKind
+from susbench.store import (
+    EPISODE_OUTCOME_COLUMNS,
+    EpisodeRecord,
+    RequestRecord,
+    RunRecord,
+    Store,
+    outcome_checksum,
+)
+
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def record(
+    episode_id: str, kind: OutcomeKind = OutcomeKind.AVOIDED, pattern: str | None = "preselection"
+) -> EpisodeRecord:
+    injected = pattern is not None
+    episode = Episode(
+        id=episode_id,
+        run_id="run-1",
+        task_id="pizza-order",
+        site="pizzapalace.test",
+        injection_id="pp-preselect" if injected else None,
+        pattern_type=pattern,
+        condition="injected" if injected else "control",
+        operator="careful",
+        mode="snapshot",
+        repeat=0,
+        seed=7,
+    )
+    return EpisodeRecord(
+        episode=episode,
+        started_at=T0,
+        ended_at=T0 + timedelta(seconds=2.5),
+        steps=4,
+        completed=True,
+        outcome=Outcome(
+            episode_id=episode_id, injection_id=episode.injection_id, kind=kind, reason="unchecked"
+        ),
+        events=(
+            Event(ts_ms=1, source="operator", kind="step", detail={"action": "goto"}),
+            Event(ts_ms=2, source="extension", kind="uncheck", detail={"trusted": True}),
+        ),
+        requests=(
+            RequestRecord(url="https://pizzapalace.test/", match_kind="exact", status=200),
+            RequestRecord(url="https://pizzapalace.test/x", status=404, miss=True),
+        ),
+    )
+
+
+def run_record() -> RunRecord:
+    return RunRecord(run_id="run-1", config={"operator": "careful"}, seed=0, host="h", started_at=T0)
+
+
+def test_episode_is_written_with_everything_and_checksum(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_run(run_record())
+        store.add_run(run_record())
+        rec = record("ep-1")
+        store.write_episode(rec)
+        assert store.stored_episode_ids("run-1") == {"ep-1"}
+        counts = [store.query(f"SELECT count(*) FROM {t}")[1][0][0] for t in ("runs", "events", "requests")]
+        assert counts == [1, 2, 2]
+        _, rows = store.query("SELECT checksum FROM outcomes")
+        assert rows == [(outcome_checksum(rec.outcome),)]
+        _, rows = store.query("SELECT count(*) FROM requests WHERE miss")
+        assert rows == [(1,)]
+
+
+def test_failed_episode_write_leaves_nothing(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        store.write_episode(record("ep-1"))
+        with pytest.raises(duckdb.Error):
+            store.write_episode(record("ep-1"))
+        assert store.query("SELECT count(*) FROM events")[1] == [(2,)]
+        assert store.query("SELECT count(*) FROM requests")[1] == [(2,)]
+
+
+def test_view_columns_are_the_contract(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        store.write_episode(record("ep-1"))
+        store.write_episode(record("ep-2", OutcomeKind.NOT_ENCOUNTERED, pattern=None))
+        columns, rows = store.query("SELECT * FROM episode_outcomes ORDER BY episode_id")
+    assert tuple(columns) == EPISODE_OUTCOME_COLUMNS
+    assert rows[0][9] == "avoided" and rows[0][12] == pytest.approx(2.5)
+    assert rows[1][5] is None and rows[1][9] == "not_encountered"
+
+
+def test_export_parquet(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        store.write_episode(record("ep-1"))
+        written = store.export_parquet(tmp_path / "out")
+    names = sorted(path.name for path in written)
+    assert "episode_outcomes.parquet" in names and len(names) == 6
+    rows = duckdb.sql(f"SELECT outcome FROM '{tmp_path / 'out' / 'episode_outcomes.parquet'}'").fetchall()
+    assert rows == [("avoided",)]
+
+
+def test_bad_paths_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(SusbenchError, match="no results database"):
+        Store(tmp_path / "missing.duckdb", read_only=True)
+    with pytest.raises(SusbenchError, match="does not exist"):
+        Store(tmp_path / "no" / "such" / "r.duckdb")
+    (tmp_path / "junk.duckdb").write_text("not a database")
+    with pytest.raises(SusbenchError, match="cannot open"):
+        Store(tmp_path / "junk.duckdb")
+    with Store(tmp_path / "r.duckdb") as store, pytest.raises(SusbenchError, match="query failed"):
+        store.query("SELECT nope FROM nowhere")
+
+
+def test_query_and_export_commands(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from susbench.cli import app
+
+    db = tmp_path / "r.duckdb"
+    with Store(db) as store:
+        store.write_episode(record("ep-1"))
+    runner = CliRunner()
+    result = runner.invoke(app, ["query", "SELECT task_id, outcome FROM episode_outcomes", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "pizza-order" in result.output and "avoided" in result.output
+    result = runner.invoke(app, ["results", "export", "--parquet", str(tmp_path / "pq"), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "pq" / "outcomes.parquet").is_file()
