@@ -6,20 +6,21 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from playwright.sync_api import Browser, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from replayer.proxy import Coverage, ReplayServer
-from susbench.browser import QUIET_FLAGS, BrowserProfile, find_chromium
+from replayer.direct import DirectReplayServer
+from replayer.proxy import ReplayServer
+from replayer.service import Coverage, ReplayService
+from susbench.browser import BrowserProfile, find_chromium
 from susbench.errors import BrowserError
 from susbench.models import Frozen
 
 SETTLE_MS = 3000
 STARTUP_NOISE_S = 1.0
-_QUIET_FEATURES = next(flag for flag in QUIET_FLAGS if flag.startswith("--disable-features="))
-QUIET_FEATURES = f"{_QUIET_FEATURES},AutofillServerCommunication,NetworkTimeServiceQuerying,HttpsUpgrades"
+Mode = Literal["proxy", "direct"]
 
 
 class PageCoverage(Frozen):
@@ -43,8 +44,17 @@ def page_urls(snapshot: Any) -> list[str]:
     return list(dict.fromkeys(html))
 
 
-def replay_profile(server: ReplayServer) -> BrowserProfile:
-    """Chromium sending everything (loopback included) to the replayer, trusting only its CA key.
+def replay_server(path: Path, mode: Mode = "proxy", port: int = 0, host: str = "127.0.0.1") -> ReplayService:
+    """The replayer for `mode`: the proxy (any browser) or direct (a Chromium we launch)."""
+    if mode == "direct":
+        return DirectReplayServer(path, port=port, host=host)
+    return ReplayServer(path, port=port, host=host)
+
+
+def replay_profile(server: ReplayService) -> BrowserProfile:
+    """Chromium sending everything (loopback included) to the replayer, trusting only its key.
+
+    Through the proxy, or (direct mode) with every host resolved to the replayer.
 
     Chromium keeps only the last --disable-features flag, so the quiet list is repeated in full
     with autofill's and network time's server lookups added (they would show up as misses in
@@ -53,12 +63,12 @@ def replay_profile(server: ReplayServer) -> BrowserProfile:
     manifest = server.snapshot.manifest
     return BrowserProfile(
         proxy=server.proxy_url,
-        proxy_bypass_loopback=True,
+        proxy_bypass_loopback=server.proxy_url is not None,
+        host_resolver_rules=server.host_resolver_rules,
         spki_pins=(server.spki,),
         timezone=manifest.timezone,
         locale=manifest.locale,
         viewport=manifest.viewport,
-        extra_args=(QUIET_FEATURES,),
     )
 
 
@@ -78,14 +88,19 @@ def launch_browser(playwright: Playwright, profile: BrowserProfile) -> Iterator[
         browser.close()
 
 
-def load_page(browser: Browser, profile: BrowserProfile, url: str, timeout_s: float) -> str | None:
-    """Open `url` in a fresh context and let it settle; returns an error text or None."""
-    context = browser.new_context(
+def fresh_context(browser: Browser, profile: BrowserProfile) -> BrowserContext:
+    """A new context with the profile's viewport, locale and time zone; service workers blocked."""
+    return browser.new_context(
         viewport={"width": profile.viewport.width, "height": profile.viewport.height},
         locale=profile.locale,
         timezone_id=profile.timezone,
         service_workers="block",
     )
+
+
+def load_page(browser: Browser, profile: BrowserProfile, url: str, timeout_s: float) -> str | None:
+    """Open `url` in a fresh context and let it settle; returns an error text or None."""
+    context = fresh_context(browser, profile)
     try:
         page = context.new_page()
         page.goto(url, wait_until="load", timeout=timeout_s * 1000)
@@ -98,18 +113,30 @@ def load_page(browser: Browser, profile: BrowserProfile, url: str, timeout_s: fl
         context.close()
 
 
-def check_snapshot(path: Path, timeout_s: float = 30.0) -> list[PageCoverage]:
+def check_snapshot(
+    path: Path, timeout_s: float = 30.0, mode: Mode = "proxy", playwright: Playwright | None = None
+) -> list[PageCoverage]:
     """Coverage of every page of the snapshot, one replay episode per page.
 
     Chromium's own start-up requests (sign-in, time) fall into episode 0, before the first page.
+    Pass `playwright` to reuse a running driver (the sync API allows one per thread).
     """
     results = []
-    with ReplayServer(path) as server, sync_playwright() as playwright:
+    with replay_server(path, mode) as server, _driver(playwright) as driver:
         profile = replay_profile(server)
-        with launch_browser(playwright, profile) as browser:
+        with launch_browser(driver, profile) as browser:
             time.sleep(STARTUP_NOISE_S)
             for url in page_urls(server.snapshot):
                 episode = server.new_episode()
                 error = load_page(browser, profile, url, timeout_s)
                 results.append(PageCoverage(url=url, coverage=server.coverage(episode), error=error))
     return results
+
+
+@contextmanager
+def _driver(playwright: Playwright | None) -> Iterator[Playwright]:
+    if playwright is not None:
+        yield playwright
+        return
+    with sync_playwright() as started:
+        yield started

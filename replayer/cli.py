@@ -6,18 +6,22 @@ import json
 import threading
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from replayer.check import check_snapshot
-from replayer.proxy import Coverage, ReplayServer
+from replayer.check import Mode, check_snapshot
+from replayer.direct import DirectReplayServer
+from replayer.proxy import ReplayServer
+from replayer.service import Coverage, ReplayService
 from susbench.errors import SusbenchError
 from susbench.models import HostMap
 
 app = typer.Typer(no_args_is_help=True)
+MODES = ("proxy", "direct")
+MODE_HELP = "proxy: an HTTP(S) proxy for any browser; direct: every host resolved to the replayer"
 console = Console()
 
 
@@ -43,7 +47,7 @@ def serve(
     snapshot: Annotated[
         Path, typer.Argument(help="a .wacz snapshot, or a .warc/.warc.gz indexed on the fly")
     ],
-    port: Annotated[int, typer.Option(help="proxy port on the host (0 = any free port)")] = 8081,
+    port: Annotated[int, typer.Option(help="port on the host (0 = any free port)")] = 8081,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     fallback: Annotated[
         str, typer.Option(help="none: misses get a 404; live: misses go to the web")
@@ -51,16 +55,27 @@ def serve(
     resolve: Annotated[
         list[str] | None, typer.Option(help="HOST=IP:PORT for --fallback live, as curl's --resolve")
     ] = None,
+    mode: Annotated[str, typer.Option(help=MODE_HELP)] = "proxy",
 ) -> None:
-    """Serve a snapshot as an HTTP(S) proxy until Ctrl-C, then print its coverage."""
+    """Serve a snapshot until Ctrl-C, then print its coverage."""
     if fallback not in ("none", "live"):
         raise SusbenchError(f"--fallback {fallback!r}: expected 'none' or 'live'")
+    if mode not in MODES:
+        raise SusbenchError(f"--mode {mode!r}: expected 'proxy' or 'direct'")
+    if mode == "direct" and fallback != "none":
+        raise SusbenchError("--fallback live needs --mode proxy: direct replay has no upstream at all")
     try:
         host_map = HostMap.parse(resolve or [])
     except ValueError as exc:
         raise SusbenchError(str(exc)) from None
-    with ReplayServer(snapshot, port=port, host=host, fallback=fallback, resolve=host_map) as server:  # type: ignore[arg-type]
-        console.print(f"replaying [bold]{snapshot}[/] on [bold]{server.proxy_url}[/] (fallback: {fallback})")
+    server: ReplayService = (
+        DirectReplayServer(snapshot, port=port, host=host)
+        if mode == "direct"
+        else ReplayServer(snapshot, port=port, host=host, fallback=fallback, resolve=host_map)  # type: ignore[arg-type]
+    )
+    with server:
+        where = server.proxy_url or f"{host}:{server.port} (direct)"
+        console.print(f"replaying [bold]{snapshot}[/] on [bold]{where}[/] (fallback: {fallback})")
         console.print("browse it with Chromium started with these flags:")
         console.print("  " + " ".join(server.chromium_flags()), soft_wrap=True, highlight=False)
         console.print("press Ctrl-C to stop")
@@ -77,9 +92,12 @@ def check(
     snapshot: Annotated[Path, typer.Argument(help="a .wacz snapshot or a .warc/.warc.gz")],
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
     timeout_s: Annotated[float, typer.Option("--timeout", help="seconds per page load")] = 30.0,
+    mode: Annotated[str, typer.Option(help=MODE_HELP)] = "proxy",
 ) -> None:
     """Load every page of the snapshot in headless Chromium through the replayer; report coverage."""
-    pages = check_snapshot(snapshot, timeout_s=timeout_s)
+    if mode not in MODES:
+        raise SusbenchError(f"--mode {mode!r}: expected 'proxy' or 'direct'")
+    pages = check_snapshot(snapshot, timeout_s=timeout_s, mode=cast(Mode, mode))
     if as_json:
         typer.echo(json.dumps([page.model_dump(mode="json") for page in pages], indent=2))
     else:

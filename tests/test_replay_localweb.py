@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from replayer.check import STARTUP_NOISE_S, launch_browser, replay_profile
+from replayer.check import STARTUP_NOISE_S, fresh_context, launch_browser, replay_profile
 from replayer.proxy import Coverage, ReplayServer
 from susbench.web import LocalWeb
 from tests.fixtures.replay import SETTLE_MS, RecordedWeb
@@ -36,13 +36,7 @@ def browser(server: ReplayServer, web_playwright: Playwright) -> Iterator[Browse
 
 
 def fresh(browser: Browser, server: ReplayServer) -> BrowserContext:
-    profile = replay_profile(server)
-    return browser.new_context(
-        viewport={"width": profile.viewport.width, "height": profile.viewport.height},
-        locale=profile.locale,
-        timezone_id=profile.timezone,
-        service_workers="block",
-    )
+    return fresh_context(browser, replay_profile(server))
 
 
 def open_settled(context: BrowserContext, url: str) -> Page:

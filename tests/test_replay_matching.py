@@ -11,6 +11,8 @@ import pytest
 
 from replayer.matching import ReplayIndex, RuleSet, body_digest, exact_url, overlap_score
 from susbench.errors import SusbenchError
+from susbench.snapshot import IndexEntry, Snapshot
+from tests.fixtures.replay import Exchange, write_snapshot
 
 
 @dataclass(frozen=True)
@@ -136,3 +138,26 @@ def test_scheme_upgrade_falls_back_to_the_recorded_scheme() -> None:
     index = index_of(Entry("http://books.test/", 0))
     match = index.lookup("GET", "https://books.test/")
     assert match is not None and match.kind == "canonical" and match.rule == "scheme"
+
+
+def test_recorded_post_bodies_are_read_back_and_matched_canonically(tmp_path: Path) -> None:
+    """The snapshot reads the request record concurrent to the response, so a POST whose body
+    differs only by a cache-buster field matches canonically, not merely by path (fuzzy)."""
+    recorded = b"sku=tea&qty=1&_=1700000000000"
+    path = write_snapshot(
+        tmp_path / "post.wacz",
+        [Exchange("https://s.test/cart/add", b"<h1>1 tea</h1>", method="POST", request_body=recorded)],
+    )
+    with Snapshot.open(path) as snapshot:
+        [entry] = list(snapshot.entries())
+        assert entry.req_offset is not None and snapshot.read_request(entry) == recorded
+        legacy = entry.model_copy(update={"req_offset": None, "req_length": None})
+        assert snapshot.read_request(legacy) is None
+        assert IndexEntry.from_cdxj(legacy.to_cdxj()) == legacy
+        request = b"qty=1&sku=tea&_=1800000000000"
+        with_bodies = ReplayIndex(snapshot.entries(), body_loader=snapshot.read_request)
+        match = with_bodies.lookup("POST", "https://s.test/cart/add", request)
+        assert match is not None and match.kind == "canonical"
+        assert "underscore-cache-buster" in (match.rule or "")
+        without = ReplayIndex([legacy]).lookup("POST", "https://s.test/cart/add", request)
+        assert without is not None and without.kind == "fuzzy"

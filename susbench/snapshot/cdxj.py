@@ -44,6 +44,8 @@ class IndexEntry(Frozen):
     digest: str = ""
     request_body: str | None = Field(default=None, description="pywb's `requestBody` (may be truncated)")
     req_digest: str | None = Field(default=None, description="sha256 hex of the whole request body")
+    req_offset: int | None = Field(default=None, ge=0, description="the request record (non-GET only)")
+    req_length: int | None = Field(default=None, ge=0)
     seq: int = Field(ge=0, description="capture order")
     filename: str
     offset: int = Field(ge=0)
@@ -62,6 +64,8 @@ class IndexEntry(Frozen):
                 data["requestBody"] = self.request_body
             if self.req_digest is not None:
                 data["req_digest"] = self.req_digest
+            if self.req_offset is not None and self.req_length is not None:
+                data |= {"req_offset": str(self.req_offset), "req_length": str(self.req_length)}
         data["seq"] = self.seq
         return f"{self.surt} {self.timestamp} {json.dumps(data, separators=(',', ':'))}"
 
@@ -81,6 +85,8 @@ class IndexEntry(Frozen):
             digest=data.get("digest", ""),
             request_body=data.get("requestBody"),
             req_digest=data.get("req_digest"),
+            req_offset=int(data["req_offset"]) if "req_offset" in data else None,
+            req_length=int(data["req_length"]) if "req_length" in data else None,
             seq=int(data.get("seq", 0)),
             filename=data["filename"],
             offset=int(data["offset"]),
@@ -167,16 +173,27 @@ class _RequestInfo(Frozen):
     content_type: str
     body_query: str | None
     body_sha256: str | None
+    filename: str
+    offset: int
+    length: int
 
 
-def _request_info(record: WarcRecord) -> _RequestInfo | None:
+def _request_info(record: WarcRecord, filename: str, offset: int, length: int) -> _RequestInfo | None:
     try:
         message = parse_http_request(record.block)
     except ValueError:
         return None
     method = message.start_line[0].upper()
     if method in ("GET", "HEAD"):
-        return _RequestInfo(method=method, content_type="", body_query=None, body_sha256=None)
+        return _RequestInfo(
+            method=method,
+            content_type="",
+            body_query=None,
+            body_sha256=None,
+            filename=filename,
+            offset=offset,
+            length=length,
+        )
     body = decoded_body(message)
     content_type = message.header("Content-Type") or ""
     return _RequestInfo(
@@ -184,6 +201,9 @@ def _request_info(record: WarcRecord) -> _RequestInfo | None:
         content_type=content_type,
         body_query=method_query(method, content_type, body),
         body_sha256=body_digest(body),
+        filename=filename,
+        offset=offset,
+        length=length,
     )
 
 
@@ -221,7 +241,7 @@ class Indexer:
         self._position += 1
         kind = record.type
         if kind == "request":
-            info = _request_info(record)
+            info = _request_info(record, filename, offset, length)
             if info is None:
                 return
             record_id = record.header("WARC-Record-ID") or ""
@@ -269,6 +289,8 @@ class Indexer:
                     digest=pending.header("WARC-Payload-Digest"),
                     request_body=request.body_query if request else None,
                     req_digest=request.body_sha256 if request else None,
+                    req_offset=request.offset if _has_body_record(request, pending) else None,
+                    req_length=request.length if _has_body_record(request, pending) else None,
                     seq=seq,
                     filename=pending.filename,
                     offset=pending.offset,
@@ -278,6 +300,11 @@ class Indexer:
             )
         out.sort(key=lambda entry: (entry.surt, entry.timestamp, entry.seq))
         return out
+
+
+def _has_body_record(request: _RequestInfo | None, pending: _PendingResponse) -> bool:
+    """A body-carrying request stored in the response's own WARC, so it can be read back by offset."""
+    return request is not None and request.body_sha256 is not None and request.filename == pending.filename
 
 
 def _status_and_mime(record: WarcRecord) -> tuple[int | None, str]:

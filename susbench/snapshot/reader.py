@@ -30,6 +30,8 @@ from susbench.snapshot.records import (
     RecordDamage,
     WarcRecord,
     dechunk,
+    decoded_body,
+    parse_http_request,
     parse_http_response,
     parse_record,
 )
@@ -151,18 +153,36 @@ class Snapshot:
 
     def read_record(self, entry: IndexEntry) -> WarcRecord:
         """The WARC record behind `entry`; a damaged one raises SnapshotError naming file + offset."""
-        member = f"archive/{entry.filename}"
+        return self._record_at(entry.filename, entry.offset, entry.length)
+
+    def read_request(self, entry: IndexEntry) -> bytes | None:
+        """The whole recorded request body of a non-GET `entry` (Transfer-Encoding undone).
+
+        None when the index does not locate the request record (GETs, and snapshots indexed
+        before `req_offset` existed), so callers fall back to `req_digest`.
+        """
+        if entry.req_offset is None or entry.req_length is None:
+            return None
+        record = self._record_at(entry.filename, entry.req_offset, entry.req_length)
+        try:
+            return decoded_body(parse_http_request(record.block))
+        except ValueError as exc:
+            where = f"{self.path}: archive/{entry.filename}: offset {entry.req_offset}"
+            raise SnapshotError(f"{where}: {exc}") from None
+
+    def _record_at(self, filename: str, offset: int, length: int) -> WarcRecord:
+        member = f"archive/{filename}"
         base = self._members.get(member)
-        where = f"{self.path}: {member}: offset {entry.offset}"
+        where = f"{self.path}: {member}: offset {offset}"
         if base is None:
             raise SnapshotError(f"{self.path}: {member} is not in the snapshot (index names it)")
-        raw = os.pread(self._fd, entry.length, base + entry.offset)
-        if len(raw) != entry.length:
-            raise SnapshotError(f"{where}: record truncated ({len(raw)} of {entry.length} bytes)")
+        raw = os.pread(self._fd, length, base + offset)
+        if len(raw) != length:
+            raise SnapshotError(f"{where}: record truncated ({len(raw)} of {length} bytes)")
         try:
-            return parse_record(raw, entry.offset)
+            return parse_record(raw, offset)
         except RecordDamage as damage:
-            self._note(Damage(f"{self.path}: {member}", entry.offset, damage.reason))
+            self._note(Damage(f"{self.path}: {member}", offset, damage.reason))
             raise SnapshotError(f"{where}: damaged record: {damage.reason}") from None
 
     def read_response(self, entry: IndexEntry) -> RecordedResponse:

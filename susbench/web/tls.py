@@ -83,15 +83,17 @@ def _name(common_name: str) -> x509.Name:
     )
 
 
-def _ca_cert(path: Path, key: ec.EllipticCurvePrivateKey) -> x509.Certificate:
+def _ca_cert(
+    path: Path, key: ec.EllipticCurvePrivateKey, common_name: str = "SusBench Local Web CA"
+) -> x509.Certificate:
     if path.exists():
         return x509.load_pem_x509_certificate(path.read_bytes())
     now = dt.datetime.now(dt.UTC)
     public = key.public_key()
     cert = (
         x509.CertificateBuilder()
-        .subject_name(_name("SusBench Local Web CA"))
-        .issuer_name(_name("SusBench Local Web CA"))
+        .subject_name(_name(common_name))
+        .issuer_name(_name(common_name))
         .public_key(public)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(days=1))
