@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
@@ -17,10 +17,10 @@ from replayer.service import Coverage, ReplayService
 from susbench.browser import BrowserProfile, find_chromium
 from susbench.errors import BrowserError
 from susbench.models import Frozen
+from susbench.models import ReplayMode as Mode
 
 SETTLE_MS = 3000
 STARTUP_NOISE_S = 1.0
-Mode = Literal["proxy", "direct"]
 
 
 class PageCoverage(Frozen):

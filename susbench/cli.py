@@ -95,10 +95,10 @@ def main() -> None:
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:
-        from click.exceptions import ClickException
-
-        if isinstance(exc, ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    except typer.TyperException as exc:
+        # Usage errors (bad option values, missing arguments) carry their own message and exit code.
+        show = getattr(exc, "show", None)
+        if show is None:
+            raise
+        show()
+        sys.exit(getattr(exc, "exit_code", 2))

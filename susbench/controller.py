@@ -46,6 +46,7 @@ from susbench.models import (
     Mode,
     Outcome,
     OutcomeKind,
+    ReplayMode,
     Task,
     Viewport,
 )
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
     from recorder.proxy import RecordingProxy
-    from replayer.proxy import ReplayLogEntry, ReplayServer
+    from replayer.service import ReplayLogEntry, ReplayService
     from susbench.browser import BrowserBackend, BrowserProfile, BrowserSession
     from susbench.extension_bridge import ExtensionReport
     from susbench.models import CompletionCheck
@@ -85,6 +86,9 @@ class RunOptions(Frozen):
     step_timeout_s: float = Field(default=15.0, gt=0)
     episode_timeout_s: float | None = Field(default=None, gt=0, description="default: the task's max_seconds")
     headless: bool = True
+    replay_mode: ReplayMode = Field(
+        default="direct", description="direct: host-resolver rules to the replayer; proxy: HTTP(S) proxy"
+    )
     tasks_dir: Path | None = None
 
 
@@ -126,6 +130,7 @@ class WorkerSetup(Frozen):
     live_ca_cert: Path | None = None
     archive_dir: Path | None = None
     headless: bool = True
+    replay_mode: ReplayMode = "direct"
     tmp_dir: Path
     viewport: Viewport = Viewport()
     locale: str = "en-US"
@@ -525,6 +530,7 @@ def run_benchmark(options: RunOptions, show_progress: bool = True) -> RunSummary
                 live_ca_cert=ca_cert,
                 archive_dir=archive_dir,
                 headless=options.headless,
+                replay_mode=options.replay_mode,
                 tmp_dir=work_dir,
                 **look,
             )
@@ -586,11 +592,14 @@ class EpisodeRunner:
 
         playwright = self._stack.enter_context(sync_playwright())
         self.backend: BrowserBackend = LocalBackend(playwright)
-        self.replay: ReplayServer | None = None
+        self.replay: ReplayService | None = None
         if self.setup.mode == "snapshot":
-            from replayer.proxy import ReplayServer
+            from replayer.check import replay_server
 
-            self.replay = self._stack.enter_context(ReplayServer(self.setup.snapshot))
+            assert self.setup.snapshot is not None
+            self.replay = self._stack.enter_context(
+                replay_server(self.setup.snapshot, self.setup.replay_mode)
+            )
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -608,8 +617,9 @@ class EpisodeRunner:
                 job, started_at, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             )
 
-    def _profile(self, proxy: str, spki: str, operator_needs_cdp: bool) -> BrowserProfile:
-        """The episode's browser: the snapshot's viewport, locale and time zone, through the proxy."""
+    def _profile(self, traffic: _Traffic, operator_needs_cdp: bool) -> BrowserProfile:
+        """The episode's browser: the snapshot's viewport, locale and time zone, reaching the
+        replayer by proxy or by host-resolver rules (direct mode)."""
         from susbench.browser import BrowserProfile
 
         return BrowserProfile(
@@ -617,8 +627,10 @@ class EpisodeRunner:
             viewport=self.setup.viewport,
             locale=self.setup.locale,
             timezone=self.setup.timezone,
-            proxy=proxy,
-            spki_pins=(spki,),
+            proxy=traffic.proxy_url,
+            proxy_bypass_loopback=traffic.proxy_url is not None,
+            host_resolver_rules=traffic.host_resolver_rules,
+            spki_pins=(traffic.spki,),
             extension_dir=self.setup.extension_dir,
             cdp=operator_needs_cdp,
         )
@@ -647,7 +659,7 @@ class EpisodeRunner:
             events.append(Event(ts_ms=int(time.time() * 1000), source=source, kind=kind, detail=detail))
 
         with self._traffic(episode) as traffic:
-            profile = self._profile(traffic.proxy_url, traffic.spki, operator.needs_cdp)
+            profile = self._profile(traffic, operator.needs_cdp)
             with self.backend.launch(profile) as session:
                 result, completed, report = self._drive(job, session, operator, note)
             requests, archive = traffic.collect()
@@ -698,7 +710,8 @@ class EpisodeRunner:
 
 
 class _Traffic(Protocol):
-    proxy_url: str
+    proxy_url: str | None
+    host_resolver_rules: str | None
     spki: str
 
     def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]: ...
@@ -707,10 +720,11 @@ class _Traffic(Protocol):
 class _ReplayTraffic:
     """One episode on the worker's replay server: its own episode number, its slice of the log."""
 
-    def __init__(self, server: ReplayServer) -> None:
+    def __init__(self, server: ReplayService) -> None:
         self._server = server
         self._episode = server.new_episode()
-        self.proxy_url: str = server.proxy_url
+        self.proxy_url: str | None = server.proxy_url
+        self.host_resolver_rules: str | None = server.host_resolver_rules
         self.spki: str = server.spki
 
     def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]:
@@ -724,7 +738,8 @@ class _LiveTraffic:
     def __init__(self, proxy: RecordingProxy, archive: Path) -> None:
         self._proxy = proxy
         self._archive = archive
-        self.proxy_url = f"http://127.0.0.1:{proxy.port}"
+        self.proxy_url: str | None = f"http://127.0.0.1:{proxy.port}"
+        self.host_resolver_rules: str | None = None
         self.spki: str = proxy.spki
 
     def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]:

@@ -345,6 +345,7 @@ class SnapshotManifest(Frozen):
 
 Condition = Literal["injected", "control"]
 Mode = Literal["live", "snapshot"]
+ReplayMode = Literal["direct", "proxy"]
 
 
 class Episode(Frozen):

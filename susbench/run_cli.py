@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from susbench.errors import SusbenchError
+from susbench.models import ReplayMode
 from susbench.report import build_report, render_report
 from susbench.store import Store
 
@@ -44,6 +45,12 @@ def run(
     db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
     step_timeout: Annotated[float, typer.Option(help="seconds one operator step may take")] = 15.0,
     headed: Annotated[bool, typer.Option("--headed", help="show the browser")] = False,
+    replay_mode: Annotated[
+        ReplayMode,
+        typer.Option(
+            help="direct: Chromium's host-resolver rules to the replayer (fast); proxy: HTTP(S) proxy"
+        ),
+    ] = "direct",
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions, run_benchmark
@@ -62,6 +69,7 @@ def run(
             db=db,
             step_timeout_s=step_timeout,
             headless=not headed,
+            replay_mode=replay_mode,
         )
     )
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
