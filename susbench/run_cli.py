@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import date
 from pathlib import Path
 from typing import Annotated
@@ -23,7 +24,8 @@ DEFAULT_DB = Path("results.duckdb")
 
 
 def _console() -> Console:
-    return Console(highlight=False)
+    """Wide enough for the report's type names when output goes to a file or CI log."""
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 140)
 
 
 def run(
