@@ -30,6 +30,15 @@ class RecordDamage(Exception):
         self.reason = reason
 
 
+def find_header(headers: list[tuple[str, str]], name: str) -> str | None:
+    """First value of a header, case-insensitively (WARC and HTTP headers alike)."""
+    wanted = name.lower()
+    for key, value in headers:
+        if key.lower() == wanted:
+            return value
+    return None
+
+
 @dataclass(frozen=True)
 class WarcRecord:
     """One parsed record: WARC headers (in order) and the raw block."""
@@ -41,11 +50,7 @@ class WarcRecord:
     raw: bytes = field(repr=False)
 
     def header(self, name: str) -> str | None:
-        wanted = name.lower()
-        for key, value in self.headers:
-            if key.lower() == wanted:
-                return value
-        return None
+        return find_header(self.headers, name)
 
     @property
     def type(self) -> str:
@@ -61,11 +66,7 @@ class HttpMessage:
     body: bytes
 
     def header(self, name: str) -> str | None:
-        wanted = name.lower()
-        for key, value in self.headers:
-            if key.lower() == wanted:
-                return value
-        return None
+        return find_header(self.headers, name)
 
 
 def _split_head(data: bytes, start: int) -> tuple[bytes, int] | None:
