@@ -8,13 +8,13 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from replayer.direct import DirectReplayServer
 from replayer.proxy import ReplayServer
 from replayer.service import Coverage, ReplayService
-from susbench.browser import BrowserProfile, find_chromium
+from susbench.browser import BrowserProfile, find_chromium, playwright_driver
 from susbench.errors import BrowserError
 from susbench.models import Frozen
 from susbench.models import ReplayMode as Mode
@@ -122,7 +122,7 @@ def check_snapshot(
     Pass `playwright` to reuse a running driver (the sync API allows one per thread).
     """
     results = []
-    with replay_server(path, mode) as server, _driver(playwright) as driver:
+    with replay_server(path, mode) as server, playwright_driver(playwright) as driver:
         profile = replay_profile(server)
         with launch_browser(driver, profile) as browser:
             time.sleep(STARTUP_NOISE_S)
@@ -131,12 +131,3 @@ def check_snapshot(
                 error = load_page(browser, profile, url, timeout_s)
                 results.append(PageCoverage(url=url, coverage=server.coverage(episode), error=error))
     return results
-
-
-@contextmanager
-def _driver(playwright: Playwright | None) -> Iterator[Playwright]:
-    if playwright is not None:
-        yield playwright
-        return
-    with sync_playwright() as started:
-        yield started

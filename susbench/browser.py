@@ -197,7 +197,7 @@ class LocalBackend:
         cdp_port = free_port() if profile.cdp else None
         with (
             tempfile.TemporaryDirectory(prefix="susbench-profile-") as user_data_dir,
-            self._driver() as playwright,
+            playwright_driver(self._playwright) as playwright,
         ):
             try:
                 context = playwright.chromium.launch_persistent_context(
@@ -223,10 +223,12 @@ class LocalBackend:
             finally:
                 context.close()
 
-    @contextmanager
-    def _driver(self) -> Iterator[Playwright]:
-        if self._playwright is not None:
-            yield self._playwright
-            return
-        with sync_playwright() as playwright:
-            yield playwright
+
+@contextmanager
+def playwright_driver(playwright: Playwright | None = None) -> Iterator[Playwright]:
+    """Reuse a running Playwright driver, or start one (its sync API allows one per thread)."""
+    if playwright is not None:
+        yield playwright
+        return
+    with sync_playwright() as started:
+        yield started
