@@ -12,6 +12,11 @@ TASKS_DIR = REPO_ROOT / "tasks"
 SNAPSHOTS_DIR = REPO_ROOT / "snapshots"
 
 
+def shared_dir() -> Path:
+    """The workplace's shared test data (`../shared` beside the checkout, or `$SUSBENCH_SHARED`)."""
+    return Path(os.environ.get("SUSBENCH_SHARED", REPO_ROOT.parent / "shared"))
+
+
 def cache_dir() -> Path:
     """Per-user state (generated CAs, built extensions); never inside a snapshot."""
     root = Path(os.environ.get("SUSBENCH_HOME", Path.home() / ".cache" / "susbench"))

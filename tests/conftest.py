@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.fixtures.replay",
     "tests.fixtures.snapshot",
     "tests.fixtures.extension",
+    "tests.fixtures.shared",
 ]

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Playwright
 
 from replayer.check import check_snapshot
-from susbench.paths import REPO_ROOT
 from susbench.snapshot import Snapshot, import_warc
-
-REAL_WARCS = Path(os.environ.get("SUSBENCH_SHARED", REPO_ROOT.parent / "shared")) / "realdata" / "warc"
 
 
 def _without_scheme(url: str) -> str:
@@ -25,10 +21,9 @@ def _without_scheme(url: str) -> str:
     [("books.toscrape.warc", 29), ("lil-projects.warc.gz", 15), ("wwwgooglecom.warc.gz", 10)],
 )
 def test_real_warc_replays_with_a_coverage_report(
-    name: str, least_served: int, web_playwright: Playwright, tmp_path: Path
+    name: str, least_served: int, realdata: Path, web_playwright: Playwright, tmp_path: Path
 ) -> None:
-    path = REAL_WARCS / name
-    assert path.is_file(), f"{path} is missing: set SUSBENCH_SHARED to the shared/ folder"
+    path = realdata / "warc" / name
     with Snapshot.open(import_warc([path], tmp_path / "captured.wacz")) as snapshot:
         captured = {_without_scheme(entry.url) for entry in snapshot.entries()}
     pages = check_snapshot(path, timeout_s=20, playwright=web_playwright)

@@ -15,8 +15,6 @@ import pytest
 from susbench.errors import SnapshotError
 from susbench.snapshot import Snapshot, import_warc, lookup_key, method_query, surt, verify_snapshot
 
-REAL = Path("/work/shared/realdata/warc")
-
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     code = "from susbench.cli import main; main()"
@@ -27,8 +25,10 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     ("name", "responses", "pages_at_least"),
     [("books.toscrape.warc", 30, 1), ("lil-projects.warc.gz", 27, 1), ("wwwgooglecom.warc.gz", 40, 1)],
 )
-def test_import_real_warcs(tmp_path: Path, name: str, responses: int, pages_at_least: int) -> None:
-    out = import_warc([REAL / name], tmp_path / "s.wacz")
+def test_import_real_warcs(
+    realdata: Path, tmp_path: Path, name: str, responses: int, pages_at_least: int
+) -> None:
+    out = import_warc([realdata / "warc" / name], tmp_path / "s.wacz")
     with Snapshot.open(out) as snapshot:
         entries = list(snapshot.entries())
         assert len(entries) == responses
@@ -62,8 +62,8 @@ def test_chunked_body_is_decoded_on_read(tmp_path: Path) -> None:
     assert all(key.lower() != "transfer-encoding" for key, _ in response.headers)
 
 
-def test_truncated_warc_imports_with_damage_reported(tmp_path: Path) -> None:
-    data = (REAL / "books.toscrape.warc").read_bytes()
+def test_truncated_warc_imports_with_damage_reported(realdata: Path, tmp_path: Path) -> None:
+    data = (realdata / "warc" / "books.toscrape.warc").read_bytes()
     cut = tmp_path / "cut.warc"
     cut.write_bytes(data[: len(data) - 5000])
     damaged = []
@@ -75,8 +75,8 @@ def test_truncated_warc_imports_with_damage_reported(tmp_path: Path) -> None:
         assert snapshot.manifest.damaged and str(damaged[0].offset) in snapshot.manifest.damaged[0]
 
 
-def test_bad_record_in_the_middle_is_skipped(tmp_path: Path) -> None:
-    data = bytearray((REAL / "books.toscrape.warc").read_bytes())
+def test_bad_record_in_the_middle_is_skipped(realdata: Path, tmp_path: Path) -> None:
+    data = bytearray((realdata / "warc" / "books.toscrape.warc").read_bytes())
     offset = data.index(b"WARC/1.", 446)
     data[offset : offset + 5] = b"XXXX/"
     broken = tmp_path / "broken.warc"
@@ -87,8 +87,8 @@ def test_bad_record_in_the_middle_is_skipped(tmp_path: Path) -> None:
         assert len(snapshot) == 29
 
 
-def test_truncated_gzip_warc_names_file_and_offset(tmp_path: Path) -> None:
-    data = (REAL / "lil-projects.warc.gz").read_bytes()
+def test_truncated_gzip_warc_names_file_and_offset(realdata: Path, tmp_path: Path) -> None:
+    data = (realdata / "warc" / "lil-projects.warc.gz").read_bytes()
     cut = tmp_path / "cut.warc.gz"
     cut.write_bytes(data[:700_000])
     result = _cli("snapshot", "import", str(cut), "--out", str(tmp_path / "x.wacz"))
@@ -107,8 +107,8 @@ def test_not_a_warc_is_a_clear_error(tmp_path: Path) -> None:
     assert "junk.warc" in result.stderr
 
 
-def test_flipped_byte_fails_open_and_verify_naming_the_member(tmp_path: Path) -> None:
-    out = import_warc([REAL / "books.toscrape.warc"], tmp_path / "s.wacz")
+def test_flipped_byte_fails_open_and_verify_naming_the_member(realdata: Path, tmp_path: Path) -> None:
+    out = import_warc([realdata / "warc" / "books.toscrape.warc"], tmp_path / "s.wacz")
     with zipfile.ZipFile(out) as archive:
         info = archive.getinfo("archive/data.warc.gz")
     raw = bytearray(out.read_bytes())
@@ -134,8 +134,8 @@ def test_flipped_byte_fails_open_and_verify_naming_the_member(tmp_path: Path) ->
         assert damaged == 1 and served == 29
 
 
-def test_missing_index_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
-    source = import_warc([REAL / "books.toscrape.warc"], tmp_path / "s.wacz")
+def test_missing_index_is_rebuilt_with_a_warning(realdata: Path, tmp_path: Path) -> None:
+    source = import_warc([realdata / "warc" / "books.toscrape.warc"], tmp_path / "s.wacz")
     stripped = tmp_path / "noindex.wacz"
     with zipfile.ZipFile(source) as old, zipfile.ZipFile(stripped, "w", zipfile.ZIP_STORED) as new:
         package = json.loads(old.read("datapackage.json"))
@@ -148,8 +148,8 @@ def test_missing_index_is_rebuilt_with_a_warning(tmp_path: Path) -> None:
         assert len(snapshot) == 30
 
 
-def test_wacz_layout_and_hashes(tmp_path: Path) -> None:
-    out = import_warc([REAL / "books.toscrape.warc"], tmp_path / "s.wacz")
+def test_wacz_layout_and_hashes(realdata: Path, tmp_path: Path) -> None:
+    out = import_warc([realdata / "warc" / "books.toscrape.warc"], tmp_path / "s.wacz")
     with zipfile.ZipFile(out) as archive:
         assert all(info.compress_type == zipfile.ZIP_STORED for info in archive.infolist())
         package = json.loads(archive.read("datapackage.json"))
