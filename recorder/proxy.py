@@ -8,8 +8,6 @@ mitmproxy signs every leaf certificate it forges with the CA's own key pair, so 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import tempfile
 import threading
 from datetime import UTC, datetime
@@ -17,14 +15,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
 from recorder.warc_addon import HostMapAddon, RequestLogEntry, WarcAddon, WarcWriterThread
 from susbench import __version__
+from susbench.certs import MITMPROXY_CA_CERT, mitmproxy_ca_pin, private_dir
 from susbench.errors import SusbenchError
 from susbench.models import HostMap, SnapshotManifest
 from susbench.paths import cache_dir
@@ -35,18 +32,7 @@ START_TIMEOUT_S = 20.0
 
 def mitmproxy_confdir() -> Path:
     """`<cache>/mitmproxy`, created private; mitmproxy generates its CA here on first start."""
-    path = cache_dir() / "mitmproxy"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
-
-
-def spki_of_certificate(pem: bytes) -> str:
-    """base64 sha256 of a certificate's SubjectPublicKeyInfo, as Chromium's pin list wants it."""
-    certificate = x509.load_pem_x509_certificate(pem)
-    der = certificate.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return base64.b64encode(hashlib.sha256(der).digest()).decode("ascii")
+    return private_dir(cache_dir() / "mitmproxy")
 
 
 class RecordingProxy:
@@ -92,11 +78,11 @@ class RecordingProxy:
     @property
     def spki(self) -> str:
         """SPKI pin of mitmproxy's CA key, which is also the key of every leaf it issues."""
-        return spki_of_certificate((mitmproxy_confdir() / "mitmproxy-ca-cert.pem").read_bytes())
+        return mitmproxy_ca_pin(mitmproxy_confdir())
 
     @property
     def ca_cert_path(self) -> Path:
-        return mitmproxy_confdir() / "mitmproxy-ca-cert.pem"
+        return mitmproxy_confdir() / MITMPROXY_CA_CERT
 
     def start(self) -> RecordingProxy:
         if self.upstream_ca is not None and not Path(self.upstream_ca).is_file():

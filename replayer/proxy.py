@@ -8,15 +8,11 @@ would still be attempted, so a miss can never leak to the live web unless `fallb
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
 from mitmproxy import http, options
 from mitmproxy.addons import core, next_layer, proxyserver, tlsconfig
 from mitmproxy.master import Master
@@ -24,6 +20,7 @@ from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
 from replayer.matching import RuleSet
 from replayer.service import MARKER, Coverage, ReplayLogEntry, Responder, ThreadedReplayServer
+from susbench.certs import mitmproxy_ca_pin, private_dir
 from susbench.errors import SusbenchError
 from susbench.models import HostMap
 from susbench.paths import cache_dir
@@ -35,18 +32,7 @@ __all__ = ["MARKER", "Coverage", "Fallback", "ReplayLogEntry", "ReplayServer"]
 
 def ca_confdir() -> Path:
     """mitmproxy's CA for replay lives in the per-user cache, never inside a snapshot."""
-    path = cache_dir() / "replayer-ca"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def spki_of_pem(pem: bytes) -> str:
-    """base64 sha256 of a certificate's SubjectPublicKeyInfo, for --ignore-certificate-errors-spki-list."""
-    certificate = x509.load_pem_x509_certificate(pem)
-    spki = certificate.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return base64.b64encode(hashlib.sha256(spki).digest()).decode()
+    return private_dir(cache_dir() / "replayer-ca")
 
 
 class ReplayAddon:
@@ -140,7 +126,7 @@ class ReplayServer(ThreadedReplayServer):
 
     @property
     def spki(self) -> str:
-        return spki_of_pem((ca_confdir() / "mitmproxy-ca-cert.pem").read_bytes())
+        return mitmproxy_ca_pin(ca_confdir())
 
     @property
     def proxy_url(self) -> str:
