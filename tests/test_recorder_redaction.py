@@ -22,6 +22,7 @@ from susbench.loading import load_model
 from susbench.models import PageCapture
 from susbench.web import LocalWeb
 from tests.fixtures.proxy_client import Fetched, fetch_via_proxy
+from tests.test_replay_matching import Entry
 
 SITE = "https://pizzapalace.test"
 
@@ -71,7 +72,7 @@ def test_a_masked_url_matches_the_live_request_whatever_its_secret(redactor: Red
         redactor.url("https://s.test/api;jsessionid=A1?x=1&access_token=first"),
         "https://s.test/api?x=2",
     ]
-    index = ReplayIndex([_Entry(url, seq) for seq, url in enumerate(recorded)])
+    index = ReplayIndex([Entry(url, seq) for seq, url in enumerate(recorded)])
     match = index.lookup("GET", "https://s.test/api;jsessionid=B2?access_token=live&x=1")
     assert match is not None and match.entry.seq == 0
     assert match.kind == "canonical" and match.rule is not None and "secret-param" in match.rule
@@ -89,14 +90,6 @@ def test_a_bad_secrets_file_names_file_and_field(tmp_path: Path) -> None:
     path.write_text("mask: 'not a token'\nquery_params: [token]\n")
     with pytest.raises(InputError, match=r"secrets\.yaml: field 'mask'"):
         Redactor.load(path)
-
-
-@dataclass(frozen=True)
-class _Entry:
-    url: str
-    seq: int
-    method: str = "GET"
-    req_digest: str | None = None
 
 
 @dataclass(frozen=True)
