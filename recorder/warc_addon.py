@@ -4,8 +4,10 @@
         --set resolve='*.test=127.0.0.1:8080' --set ssl_verify_upstream_trusted_ca=ca.pem
 
 Every setting is a mitmproxy option declared in `load()` (`--set NAME=VALUE`, or
-`options.update(...)` from Python), so mitmdump and the susbench CLI run the same code. Loaded as a
-script from a checkout where the project is not installed, the checkout is put on `sys.path`.
+`options.update(...)` from Python), so mitmdump and the susbench CLI run the same code. The addons
+read the options of the master that loaded them, not mitmproxy's process-wide `ctx`, so several
+recording proxies can run in one process. Loaded as a script from a checkout where the project is
+not installed, the checkout is put on `sys.path`.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from typing import Any
 if importlib.util.find_spec("recorder") is None:
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from mitmproxy import ctx, exceptions, http
+from mitmproxy import exceptions, http
 from mitmproxy.addonmanager import Loader
+from mitmproxy.options import Options
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 from pydantic import Field, ValidationError
 
@@ -79,9 +82,11 @@ class HostMapAddon:
 
     def __init__(self) -> None:
         self.host_map = HostMap()
+        self._options = Options()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def load(self, loader: Loader) -> None:
+        self._options = loader.master.options
         loader.add_option(
             "resolve",
             Sequence[str],
@@ -92,7 +97,7 @@ class HostMapAddon:
     def configure(self, updated: set[str]) -> None:
         if "resolve" in updated:
             try:
-                self.host_map = parse_host_map(ctx.options.resolve, "resolve")
+                self.host_map = parse_host_map(self._options.resolve, "resolve")
             except SusbenchError as exc:
                 raise exceptions.OptionsError(str(exc)) from None
 
@@ -125,8 +130,10 @@ class WarcAddon:
     def __init__(self) -> None:
         self.writer: WarcWriterThread | None = None
         self.log: list[RequestLogEntry] = []
+        self._options = Options()
 
     def load(self, loader: Loader) -> None:
+        self._options = loader.master.options
         loader.add_option("warc_out", str | None, None, "Record every exchange into this .warc.gz file.")
         loader.add_option("warc_dedup", bool, True, "Write revisit records for repeated payloads.")
         loader.add_option("warc_info", Sequence[str], [], "KEY=VALUE fields added to the warcinfo record.")
@@ -141,7 +148,8 @@ class WarcAddon:
         if not updated & WARC_OPTIONS:
             return
         self.close()
-        out = ctx.options.warc_out
+        options = self._options
+        out = options.warc_out
         if not out:
             return
         if not out.endswith(".warc.gz"):
@@ -151,10 +159,10 @@ class WarcAddon:
                 "software": f"susbench-replay/{__version__}",
                 "mitmproxy": MITMPROXY_VERSION,
                 "format": "WARC File Format 1.1",
-                **parse_warcinfo(ctx.options.warc_info),
+                **parse_warcinfo(options.warc_info),
             }
-            redactor = None if ctx.options.warc_keep_secrets else Redactor.load()
-            self.writer = WarcWriterThread(Path(out), info, ctx.options.warc_dedup, redactor)
+            redactor = None if options.warc_keep_secrets else Redactor.load()
+            self.writer = WarcWriterThread(Path(out), info, options.warc_dedup, redactor)
         except SusbenchError as exc:
             raise exceptions.OptionsError(str(exc)) from None
         except OSError as exc:
