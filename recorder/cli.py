@@ -11,8 +11,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from recorder.capture import load_target, record_plans
-from recorder.warc_addon import parse_host_map
 from susbench.errors import SnapshotError
+from susbench.hostmap import parse_host_map
 from susbench.models import Viewport
 from susbench.snapshot import Damage, Snapshot, import_warc, verify_snapshot
 

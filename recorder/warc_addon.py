@@ -12,14 +12,11 @@ not installed, the checkout is put on `sys.path`.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import logging
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 if importlib.util.find_spec("recorder") is None:
     sys.path.append(str(Path(__file__).resolve().parents[1]))
@@ -28,14 +25,14 @@ from mitmproxy import exceptions, http
 from mitmproxy.addonmanager import Loader
 from mitmproxy.options import Options
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from recorder.redaction import Redactor
 from recorder.warc_writer import RecordedExchange, WarcWriterThread
 from susbench import __version__
 from susbench.errors import SusbenchError
-from susbench.loading import describe_validation_error
-from susbench.models import Frozen, HostMap
+from susbench.hostmap import HostMapAddon
+from susbench.models import Frozen
 
 WARC_OPTIONS = frozenset({"warc_out", "warc_dedup", "warc_info", "warc_keep_secrets"})
 logger = logging.getLogger(__name__)
@@ -51,16 +48,6 @@ class RequestLogEntry(Frozen):
     error: str = ""
 
 
-def parse_host_map(rules: Sequence[str], source: str) -> HostMap:
-    """`HOST[:PORT]=IP:PORT` rules; `source` (an option or flag name) is named in any error."""
-    try:
-        return HostMap.parse(tuple(rules))
-    except ValidationError as exc:
-        raise SusbenchError(describe_validation_error(source, exc)) from None
-    except ValueError as exc:
-        raise SusbenchError(f"{source}: {exc}") from None
-
-
 def parse_warcinfo(fields: Sequence[str]) -> dict[str, str]:
     """`KEY=VALUE` entries of the `warc_info` option."""
     info: dict[str, str] = {}
@@ -70,58 +57,6 @@ def parse_warcinfo(fields: Sequence[str]) -> dict[str, str]:
             raise SusbenchError(f"warc_info: {field!r}: expected KEY=VALUE")
         info[key.strip()] = value
     return info
-
-
-class HostMapAddon:
-    """`resolve` rules answer the proxy's name lookups, as curl's --resolve/--connect-to do.
-
-    Only the lookup is answered from the map: mitmproxy still files each connection (and the
-    requests on it) under the original `host:port`, keeps Host and SNI, reuses connections and
-    verifies upstream TLS for the original name. Rules apply to host names, not IP literals.
-    """
-
-    def __init__(self) -> None:
-        self.host_map = HostMap()
-        self._options = Options()
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def load(self, loader: Loader) -> None:
-        self._options = loader.master.options
-        loader.add_option(
-            "resolve",
-            Sequence[str],
-            [],
-            "Connect to IP:PORT for HOST[:PORT] (HOST may be a glob, e.g. '*.test=127.0.0.1:8080').",
-        )
-
-    def configure(self, updated: set[str]) -> None:
-        if "resolve" in updated:
-            try:
-                self.host_map = parse_host_map(self._options.resolve, "resolve")
-            except SusbenchError as exc:
-                raise exceptions.OptionsError(str(exc)) from None
-
-    def running(self) -> None:
-        loop = asyncio.get_running_loop()
-        system_lookup = loop.getaddrinfo
-
-        async def getaddrinfo(
-            host: bytes | str | None, port: bytes | str | int | None, **hints: Any
-        ) -> list[tuple[socket.AddressFamily, socket.SocketKind, int, str, tuple[Any, ...]]]:
-            target = None
-            if isinstance(host, str) and port is not None:
-                target = self.host_map.lookup(host, int(port))
-            if target is not None:
-                host, port = target
-            return await system_lookup(host, port, **hints)
-
-        loop.getaddrinfo = getaddrinfo  # type: ignore[method-assign]
-        self._loop = loop
-
-    def done(self) -> None:
-        if self._loop is not None:
-            del self._loop.getaddrinfo
-            self._loop = None
 
 
 class WarcAddon:

@@ -22,6 +22,7 @@ from replayer.matching import RuleSet
 from replayer.service import MARKER, Coverage, ReplayLogEntry, Responder, ThreadedReplayServer
 from susbench.certs import mitmproxy_ca_pin, private_dir
 from susbench.errors import SusbenchError
+from susbench.hostmap import HostMapAddon
 from susbench.models import HostMap
 from susbench.paths import cache_dir
 
@@ -38,12 +39,9 @@ def ca_confdir() -> Path:
 class ReplayAddon:
     """Answers each request through the shared Responder; optionally lets misses go live."""
 
-    def __init__(
-        self, responder: Responder, fallback: Fallback, resolve: HostMap, on_running: Callable[[], None]
-    ) -> None:
+    def __init__(self, responder: Responder, fallback: Fallback, on_running: Callable[[], None]) -> None:
         self.responder = responder
         self.fallback = fallback
-        self.resolve = resolve
         self._on_running = on_running
 
     def running(self) -> None:
@@ -86,11 +84,6 @@ class ReplayAddon:
     def server_connect(self, data: ServerConnectionHookData) -> None:
         if self.fallback != "live":
             data.server.error = "offline replay: upstream connections are disabled"
-            return
-        if data.server.address is not None:
-            target = self.resolve.lookup(data.server.address[0], data.server.address[1])
-            if target is not None:
-                data.server.address = target
 
 
 class ReplayServer(ThreadedReplayServer):
@@ -136,15 +129,25 @@ class ReplayServer(ThreadedReplayServer):
         return [f"--proxy-server={self.proxy_url}", f"--ignore-certificate-errors-spki-list={self.spki}"]
 
     async def _main(self) -> None:
-        addon = ReplayAddon(self._require(), self.fallback, self._resolve, self._running)
+        addon = ReplayAddon(self._require(), self.fallback, self._running)
         opts = options.Options(
             listen_host=self.host, listen_port=self._requested_port, confdir=str(ca_confdir())
         )
         master = Master(opts)
         master.addons.add(
-            core.Core(), proxyserver.Proxyserver(), next_layer.NextLayer(), tlsconfig.TlsConfig(), addon
+            core.Core(),
+            proxyserver.Proxyserver(),
+            next_layer.NextLayer(),
+            tlsconfig.TlsConfig(),
+            HostMapAddon(),
+            addon,
         )
-        updates: dict[str, Any] = {"connection_strategy": "lazy", "upstream_cert": False, "http2": False}
+        updates: dict[str, Any] = {
+            "connection_strategy": "lazy",
+            "upstream_cert": False,
+            "http2": False,
+            "resolve": self._resolve.as_args(),
+        }
         if self._upstream_ca is not None:
             updates["ssl_verify_upstream_trusted_ca"] = str(self._upstream_ca)
         opts.update(**updates)
