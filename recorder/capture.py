@@ -105,6 +105,7 @@ def record_plans(
     targets: Sequence[str] = (),
     progress: Callable[[str], None] | None = None,
     backend: BrowserBackend | None = None,
+    keep_secrets: bool = False,
 ) -> Path:
     """Record every page of `plans` in one Chromium behind one proxy; write one WACZ to `out`.
 
@@ -116,7 +117,9 @@ def record_plans(
     started = datetime.now(UTC)
     pages: list[PageCapture] = []
     warcinfo = {"browser": browser_version, "targets": " ".join(targets)}
-    with RecordingProxy(host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo) as proxy:
+    with RecordingProxy(
+        host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo, keep_secrets=keep_secrets
+    ) as proxy:
         profile = BrowserProfile(
             executable=executable,
             headless=headless,

@@ -31,6 +31,7 @@ BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 MatchKind = Literal["exact", "canonical", "fuzzy"]
+Where = Literal["query", "body"]
 
 
 class Rule(Frozen):
@@ -39,8 +40,13 @@ class Rule(Frozen):
     name: str
     param: str = Field(description="glob over the parameter name, case-insensitive")
     value: str | None = Field(default=None, description="regex the whole value must match")
+    scope: Literal["query", "body", "both"] = Field(
+        default="both", description="where it applies: the URL's query, a POST body's fields, or both"
+    )
 
-    def matches(self, key: str, value: str) -> bool:
+    def matches(self, key: str, value: str, where: Where) -> bool:
+        if self.scope not in (where, "both"):
+            return False
         if not fnmatch.fnmatchcase(key.lower(), self.param.lower()):
             return False
         return self.value is None or re.fullmatch(self.value, value) is not None
@@ -65,9 +71,9 @@ class RuleSet(Frozen):
         except ValidationError as exc:
             raise SusbenchError(describe_validation_error(str(path), exc)) from None
 
-    def rule_for(self, key: str, value: str) -> str | None:
+    def rule_for(self, key: str, value: str, where: Where) -> str | None:
         for rule in self.rules:
-            if rule.matches(key, value):
+            if rule.matches(key, value, where):
                 return rule.name
         return None
 
@@ -147,10 +153,12 @@ class Canonicalizer:
         names = "|".join(re.escape(name) for name in rules.path_params)
         self._path_param = re.compile(rf";(?:{names})=[^/;?]*", re.IGNORECASE) if names else None
 
-    def _strip(self, pairs: Iterable[tuple[str, str]], fired: list[str]) -> list[tuple[str, str]]:
+    def _strip(
+        self, pairs: Iterable[tuple[str, str]], fired: list[str], where: Where
+    ) -> list[tuple[str, str]]:
         kept = []
         for key, value in pairs:
-            rule = self.rules.rule_for(key, value)
+            rule = self.rules.rule_for(key, value, where)
             if rule is None:
                 kept.append((key, value))
             elif rule not in fired:
@@ -167,7 +175,7 @@ class Canonicalizer:
             if stripped != path:
                 fired.append("session-id")
                 path = stripped
-        kept = sorted(self._strip(_pairs(parts.query), fired))
+        kept = sorted(self._strip(_pairs(parts.query), fired, "query"))
         query = urlencode(kept, quote_via=quote, safe="/:,") if kept else ""
         return f"{parts.scheme}://{parts.netloc}{path}" + (f"?{query}" if query else ""), fired
 
@@ -183,7 +191,7 @@ class Canonicalizer:
             canonical = json.dumps(self._strip_json(document, fired), sort_keys=True, separators=(",", ":"))
             return body_digest(canonical.encode()), fired
         if text and b"=" in text and all(32 <= byte < 127 for byte in text):
-            kept = sorted(self._strip(_pairs(text.decode("ascii")), fired))
+            kept = sorted(self._strip(_pairs(text.decode("ascii")), fired, "body"))
             return body_digest(urlencode(kept).encode()), fired
         return body_digest(body), fired
 
@@ -191,7 +199,8 @@ class Canonicalizer:
         if isinstance(value, dict):
             kept = {}
             for key, item in value.items():
-                rule = self.rules.rule_for(str(key), item if isinstance(item, str) else json.dumps(item))
+                text = item if isinstance(item, str) else json.dumps(item)
+                rule = self.rules.rule_for(str(key), text, "body")
                 if rule is None:
                     kept[key] = self._strip_json(item, fired)
                 elif rule not in fired:

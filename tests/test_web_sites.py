@@ -9,7 +9,6 @@ import socket
 import ssl
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
@@ -18,6 +17,7 @@ from typer.testing import CliRunner
 from susbench.browser import QUIET_FLAGS, find_chromium
 from susbench.web import SITES, LocalWeb, chromium_args
 from susbench.web.cli import app
+from tests.fixtures.proxy_client import Fetched
 
 CHECKOUT_VALUES = {
     "name": "Ada Lovelace",
@@ -52,16 +52,6 @@ def context(browser: Browser) -> Iterator[BrowserContext]:
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     yield context
     context.close()
-
-
-@dataclass(frozen=True)
-class Fetched:
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
-
-    def header(self, name: str) -> str | None:
-        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
 
 
 def fetch(

@@ -207,10 +207,7 @@ class LocalWeb:
         self.seed = seed
         self.host = host
         self._tls_files: TlsFiles = ensure_tls(tuple(site.host for site in SITES), ca_dir)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(self._tls_files.leaf_cert, self._tls_files.leaf_key)
-        context.set_alpn_protocols(["http/1.1"])
-        self._server = _Server((host, port), WebApp(self.date, seed), context, self.date)
+        self._server = _Server((host, port), WebApp(self.date, seed), self._tls_files.context, self.date)
         self._thread: threading.Thread | None = None
 
     @property
