@@ -37,8 +37,9 @@ class RunInputs(Frozen):
     susbench_version: str
 
 
-class RunIdentity(Frozen):
-    """The fields that make two invocations the same run (so the second one resumes the first).
+class RunIdentity(RunInputs):
+    """The fields that make two invocations the same run (so the second one resumes the first):
+    the input digests plus what was asked.
 
     The task selector and the repeat count are left out on purpose: asking for more tasks or more
     repeats later extends the same run instead of starting another.
@@ -51,30 +52,6 @@ class RunIdentity(Frozen):
     live_resolve: tuple[str, ...]
     seed: int
     control_rate: float
-    snapshot_sha256: str | None
-    task_catalog_sha256: str
-    injection_catalog_sha256: str
-    extension_sha256: str
-    susbench_version: str
-
-    @classmethod
-    def of(
-        cls,
-        operator: str,
-        mode: Mode,
-        live_resolve: tuple[str, ...],
-        seed: int,
-        control_rate: float,
-        inputs: RunInputs,
-    ) -> RunIdentity:
-        return cls(
-            operator=operator,
-            mode=mode,
-            live_resolve=live_resolve,
-            seed=seed,
-            control_rate=control_rate,
-            **inputs.model_dump(),
-        )
 
     def run_id(self) -> str:
         return "run-" + hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()[:16]

@@ -57,6 +57,8 @@ class RunObserver(Protocol):
 
 
 class QuietObserver:
+    """Reports nothing (library use, tests, benchmarks)."""
+
     def started(self, summary: RunSummary) -> None:
         return None
 
@@ -74,7 +76,9 @@ class RunMaterials:
     inputs: RunInputs
 
 
-def load_inputs(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMaterials:
+def load_materials(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMaterials:
+    """Load and check the catalogs, build the extension (content-addressed, so usually reused) and
+    take the digests that make up the run's identity."""
     injections = {injection.id: injection for injection in load_injections()}
     templates = load_templates()
     tasks = load_tasks(options.tasks_dir or TASKS_DIR, injections)
@@ -90,13 +94,14 @@ def load_inputs(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMater
 
 
 def run_identity(options: RunOptions, inputs: RunInputs) -> RunIdentity:
-    return RunIdentity.of(
+    """What was asked, plus the digests of the inputs."""
+    return RunIdentity(
         operator=options.operator,
         mode=options.mode,
         live_resolve=options.live_resolve,
         seed=options.seed,
         control_rate=options.control_rate,
-        inputs=inputs,
+        **inputs.model_dump(),
     )
 
 
@@ -109,7 +114,7 @@ def run_benchmark(
     observer = observer or QuietObserver()
     check_options(options)
     snapshot = snapshot_facts(options)
-    materials = load_inputs(options, snapshot)
+    materials = load_materials(options, snapshot)
     tasks = select_tasks(materials.tasks, options.tasks, materials.injections)
     identity = run_identity(options, materials.inputs)
     jobs = plan_episodes(identity.run_id(), tasks, materials.injections, options)
