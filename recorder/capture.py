@@ -12,15 +12,31 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
 from recorder.proxy import RecordingProxy
-from susbench.browser import BrowserBackend, BrowserProfile, LocalBackend, chromium_version, find_chromium
+from susbench.browser import (
+    BrowserBackend,
+    LocalBackend,
+    ProxyRoute,
+    chromium_version,
+    find_chromium,
+    routed_profile,
+)
+from susbench.browser.actions import StepFailed, perform_step, scroll_to_bottom
 from susbench.errors import InputError, SusbenchError
 from susbench.loading import read_data_file, validate_data
-from susbench.models import CapturePlan, HostMap, PageCapture, PlanPage, Step, Task, Viewport
+from susbench.models import (
+    DEFAULT_LOCALE,
+    DEFAULT_TIMEZONE,
+    CapturePlan,
+    HostMap,
+    PageCapture,
+    PageLook,
+    PlanPage,
+    Task,
+    Viewport,
+)
 
 IDLE_TIMEOUT_MS = 3_000
 STEP_TIMEOUT_MS = 10_000
-SCROLL_STEP_PX = 600
-SCROLL_PAUSE_MS = 120
 
 
 def load_target(target: str) -> CapturePlan:
@@ -47,60 +63,14 @@ def _wait_idle(page: Page, idle_ms: int) -> None:
         page.wait_for_timeout(idle_ms)
 
 
-def _scroll_to_bottom(page: Page) -> None:
-    """Scroll in steps so lazily loaded parts (IntersectionObserver, loading=lazy) are fetched."""
-    position = 0
-    for _ in range(200):
-        height = int(page.evaluate("document.documentElement.scrollHeight"))
-        if position >= height:
-            break
-        position += SCROLL_STEP_PX
-        page.evaluate(f"window.scrollTo(0, {position})")
-        page.wait_for_timeout(SCROLL_PAUSE_MS)
-
-
-def run_step(page: Page, step: Step) -> None:
-    locator = None
-    if step.selector:
-        locator = page.locator(step.selector).first
-    elif step.text:
-        locator = page.get_by_text(step.text).first
-    match step.action:
-        case "goto":
-            page.goto(str(step.url), wait_until="load")
-        case "click":
-            assert locator is not None
-            locator.click(timeout=STEP_TIMEOUT_MS)
-        case "fill":
-            assert locator is not None
-            locator.fill(str(step.value), timeout=STEP_TIMEOUT_MS)
-        case "select":
-            assert locator is not None
-            locator.select_option(str(step.value), timeout=STEP_TIMEOUT_MS)
-        case "check":
-            assert locator is not None
-            locator.check(timeout=STEP_TIMEOUT_MS)
-        case "uncheck":
-            assert locator is not None
-            locator.uncheck(timeout=STEP_TIMEOUT_MS)
-        case "press":
-            page.keyboard.press(str(step.value))
-        case "scroll":
-            _scroll_to_bottom(page)
-        case "wait" | "decide":
-            pass
-    if step.wait_ms:
-        page.wait_for_timeout(step.wait_ms)
-
-
 def record_plans(
     plans: Sequence[CapturePlan],
     out: Path,
     host_map: HostMap | None = None,
     upstream_ca: Path | None = None,
     headless: bool = True,
-    timezone: str = "America/New_York",
-    locale: str = "en-US",
+    timezone: str = DEFAULT_TIMEZONE,
+    locale: str = DEFAULT_LOCALE,
     viewport: Viewport | None = None,
     targets: Sequence[str] = (),
     progress: Callable[[str], None] | None = None,
@@ -120,15 +90,11 @@ def record_plans(
     with RecordingProxy(
         host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo, keep_secrets=keep_secrets
     ) as proxy:
-        profile = BrowserProfile(
-            executable=executable,
+        profile = routed_profile(
+            ProxyRoute(proxy_url=f"http://127.0.0.1:{proxy.port}", spki=proxy.spki),
+            PageLook(viewport=viewport, locale=locale, timezone=timezone),
             headless=headless,
-            viewport=viewport,
-            locale=locale,
-            timezone=timezone,
-            proxy=f"http://127.0.0.1:{proxy.port}",
-            proxy_bypass_loopback=True,
-            spki_pins=(proxy.spki,),
+            executable=executable,
         )
         with (backend or LocalBackend()).launch(profile) as session:
             page = session.context.new_page()
@@ -166,16 +132,15 @@ def _capture_page(page: Page, plan_page: PlanPage, idle_ms: int, proxy: Recordin
         ) from None
     _wait_idle(page, idle_ms)
     if plan_page.scroll_to_bottom:
-        _scroll_to_bottom(page)
+        scroll_to_bottom(page)
         _wait_idle(page, idle_ms)
     for number, step in enumerate(plan_page.steps, start=1):
         try:
-            run_step(page, step)
-        except PlaywrightError as exc:
+            perform_step(page, step, STEP_TIMEOUT_MS)
+        except StepFailed as exc:
             if step.optional:
                 continue
-            first = exc.message.splitlines()[0]
-            raise SusbenchError(f"{plan_page.url}: step {number} ({step.action}) failed: {first}") from None
+            raise SusbenchError(f"{plan_page.url}: step {number} ({step.action}) failed: {exc}") from None
         _wait_idle(page, 0)
     _wait_idle(page, idle_ms)
     time.sleep(0.05)

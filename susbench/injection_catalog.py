@@ -7,7 +7,6 @@ same inputs is reused and a changed injection always yields a new folder.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
@@ -16,37 +15,13 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import Field
-
 from susbench.errors import InputError
 from susbench.loading import load_model
-from susbench.models import PATTERN_TYPES, ChoiceRole, Frozen, Injection, PatternType
+from susbench.models import PATTERN_TYPES, Frozen, Injection, PatternType
 from susbench.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
 EXTENSION_SOURCES = ("manifest.json", "sw.js", "content.js")
-
-
-class RolePolicy(Frozen):
-    """What a scripted operator does at a pattern: the role it clicks, or None to leave it alone."""
-
-    naive: ChoiceRole | None = Field(description="takes the most prominent option")
-    careful: ChoiceRole | None = Field(description="takes the option in the user's interest")
-
-
-# Data, not code, so scripted baselines need no per-type logic: None means "do not touch the
-# pattern and carry on with the task" (keeping a pre-selection, never opening a reveal link).
-ROLE_POLICY: dict[PatternType, RolePolicy] = {
-    "disguised_ad": RolePolicy(naive="manipulative", careful=None),
-    "false_hierarchy": RolePolicy(naive="manipulative", careful="safe"),
-    "preselection": RolePolicy(naive=None, careful="optout"),
-    "popup_ad": RolePolicy(naive="cta", careful="close"),
-    "trick_wording": RolePolicy(naive="manipulative", careful="safe"),
-    "confirm_shaming": RolePolicy(naive="manipulative", careful="safe"),
-    "fake_social_proof": RolePolicy(naive="manipulative", careful="safe"),
-    "forced_action": RolePolicy(naive="manipulative", careful="safe"),
-    "hidden_information": RolePolicy(naive=None, careful="reveal"),
-}
 
 
 class Template(Frozen):
@@ -107,10 +82,9 @@ def load_templates(folder: Path = TEMPLATES_DIR) -> dict[str, Template]:
     return templates
 
 
-def url_matches(glob: str, url: str) -> bool:
-    """The extension's page rule in Python: a glob over the URL without scheme and fragment."""
-    plain = url.split("#", 1)[0].split("://", 1)[-1]
-    return fnmatch.fnmatchcase(plain.lower(), glob.lower())
+def catalog_sha256(injections: Iterable[Injection], templates: dict[str, Template]) -> str:
+    """Digest of the injection catalog as the extension receives it (injections and templates)."""
+    return hashlib.sha256(store_json(injections, templates).encode("utf-8")).hexdigest()
 
 
 def store_json(injections: Iterable[Injection], templates: dict[str, Template]) -> str:

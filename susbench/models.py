@@ -6,13 +6,14 @@ silently ignored key, and a result cannot be changed after it was recorded.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from susbench.urlpattern import glob_matches, url_matches
 
 SCHEMA_VERSION = "1"
 
@@ -88,7 +89,7 @@ class ResolveRule(Frozen):
         )
 
     def matches(self, host: str, port: int) -> bool:
-        return fnmatch.fnmatchcase(host.lower(), self.host) and self.port in (None, port)
+        return glob_matches(self.host, host) and self.port in (None, port)
 
     def __str__(self) -> str:
         left = self.host if self.port is None else f"{self.host}:{self.port}"
@@ -119,6 +120,18 @@ class Viewport(Frozen):
     height: int = Field(default=800, ge=200, le=4320)
 
 
+DEFAULT_LOCALE = "en-US"
+DEFAULT_TIMEZONE = "America/New_York"
+
+
+class PageLook(Frozen):
+    """What a page's rendering depends on besides its bytes; a snapshot fixes it for its replays."""
+
+    viewport: Viewport = Viewport()
+    locale: str = DEFAULT_LOCALE
+    timezone: str = DEFAULT_TIMEZONE
+
+
 StepAction = Literal[
     "goto", "click", "fill", "select", "check", "uncheck", "press", "scroll", "wait", "decide"
 ]
@@ -128,7 +141,8 @@ class Step(Frozen):
     """One action of a capture plan or a task's reference path.
 
     `decide` marks the dark pattern's decision point: a scripted operator acts there by its
-    policy (take the manipulative option, avoid it, or choose at random).
+    policy (take the manipulative option, avoid it, or choose at random). `scroll` wheels down by
+    `value` pixels, or without a value scrolls to the bottom in steps (fetching lazy parts).
     """
 
     action: StepAction
@@ -156,6 +170,10 @@ class Step(Frozen):
             if not any(getattr(self, option) for option in options):
                 wanted = " or ".join(f"'{option}'" for option in options)
                 raise ValueError(f"action '{self.action}' needs {wanted}")
+        if self.action == "scroll" and self.value is not None and not self.value.lstrip("-").isdigit():
+            raise ValueError(
+                f"action 'scroll' takes 'value' in whole pixels, e.g. '1200' (got {self.value!r})"
+            )
         return self
 
 
@@ -196,7 +214,9 @@ class AnchorLocator(Frozen):
 class PageMatch(Frozen):
     """Which page an injection belongs to, and the element it hangs off (tried in order)."""
 
-    url: str = Field(description="glob over the URL without scheme, e.g. 'pizzapalace.test/checkout*'")
+    url: str = Field(
+        description="URL pattern (susbench.urlpattern) without scheme, e.g. 'pizzapalace.test/checkout*'"
+    )
     anchors: tuple[AnchorLocator, ...] = Field(
         min_length=1, description="tried in order; later ones are fallbacks that survive redesigns"
     )
@@ -206,10 +226,8 @@ class PageMatch(Frozen):
 
     @model_validator(mode="after")
     def _example_matches(self) -> PageMatch:
-        if self.example is not None:
-            plain = self.example.split("#", 1)[0].split("://", 1)[-1]
-            if not fnmatch.fnmatchcase(plain.lower(), self.url.lower()):
-                raise ValueError(f"example {self.example!r} does not match url {self.url!r}")
+        if self.example is not None and not url_matches(self.url, self.example):
+            raise ValueError(f"example {self.example!r} does not match url {self.url!r}")
         return self
 
 
@@ -287,7 +305,7 @@ class Injection(Frozen):
 class CompletionCheck(Frozen):
     """Task completion: the final page's URL matches and, optionally, an element is present."""
 
-    url: str = Field(description="glob over the URL without scheme")
+    url: str = Field(description="URL pattern (susbench.urlpattern) over the final URL without scheme")
     selector: str | None = None
 
 
@@ -331,8 +349,8 @@ class SnapshotManifest(Frozen):
     targets: tuple[str, ...]
     clock_seed_ms: int = Field(description="epoch ms the replayed clock starts at")
     random_seed: int = 0
-    timezone: str = "America/New_York"
-    locale: str = "en-US"
+    timezone: str = DEFAULT_TIMEZONE
+    locale: str = DEFAULT_LOCALE
     viewport: Viewport = Viewport()
     user_agent: str = ""
     browser_version: str = ""
@@ -341,6 +359,10 @@ class SnapshotManifest(Frozen):
     hosts: tuple[str, ...] = ()
     source: Literal["recorded", "imported"] = "recorded"
     damaged: tuple[str, ...] = Field(default=(), description="records skipped as damaged (file: offset: why)")
+
+    @property
+    def look(self) -> PageLook:
+        return PageLook(viewport=self.viewport, locale=self.locale, timezone=self.timezone)
 
 
 Condition = Literal["injected", "control"]
@@ -370,11 +392,14 @@ class Episode(Frozen):
         return self
 
 
+EventSource = Literal["extension", "operator", "controller", "replayer", "recorder"]
+
+
 class Event(Frozen):
     """One piece of evidence: an extension observation or an operator action."""
 
     ts_ms: int
-    source: Literal["extension", "operator", "controller", "replayer", "recorder"]
+    source: EventSource
     kind: str
     detail: dict[str, Any] = Field(default_factory=dict)
 

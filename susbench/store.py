@@ -122,6 +122,14 @@ class RunRecord(Frozen):
     started_at: datetime
 
 
+class StoredRun(Frozen):
+    """A run already in the database: its configuration and how many episodes it stored."""
+
+    run_id: str
+    config: dict[str, Any]
+    episodes: int = Field(ge=0)
+
+
 class RequestRecord(Frozen):
     """One request of an episode as the replayer or recorder saw it."""
 
@@ -215,6 +223,17 @@ class Store:
                 run.started_at,
             ],
         )
+
+    def stored_runs(self) -> list[StoredRun]:
+        """Every run in the database, oldest first."""
+        rows = self._db.execute(
+            "SELECT r.run_id, r.config, count(e.episode_id) FROM runs r LEFT JOIN episodes e USING (run_id) "
+            "GROUP BY r.run_id, r.config, r.started_at ORDER BY r.started_at, r.run_id"
+        ).fetchall()
+        return [
+            StoredRun(run_id=run_id, config=json.loads(config), episodes=count)
+            for run_id, config, count in rows
+        ]
 
     def stored_episode_ids(self, run_id: str) -> set[str]:
         rows = self._db.execute("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).fetchall()

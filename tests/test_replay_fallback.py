@@ -8,14 +8,14 @@ from replayer.proxy import MARKER, ReplayServer, ca_confdir
 from susbench.certs import MITMPROXY_CA_CERT
 from susbench.web import LocalWeb
 from tests.fixtures.proxy_client import fetch_via_proxy
-from tests.fixtures.replay import Exchange, write_snapshot
+from tests.fixtures.replay import SyntheticExchange, write_snapshot
 
 SITE = "https://pizzapalace.test"
 
 
 def test_misses_go_live_through_the_host_map_and_are_marked(local_web: LocalWeb, tmp_path: Path) -> None:
     snapshot = write_snapshot(
-        tmp_path / "one-page.wacz", [Exchange(f"{SITE}/", b"<html><title>recorded</title></html>")]
+        tmp_path / "one-page.wacz", [SyntheticExchange(f"{SITE}/", b"<html><title>recorded</title></html>")]
     )
     with ReplayServer(
         snapshot, fallback="live", resolve=local_web.resolve, upstream_ca=local_web.ca_cert_path

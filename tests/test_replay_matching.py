@@ -12,7 +12,7 @@ import pytest
 from replayer.matching import ReplayIndex, RuleSet, body_digest, exact_url, overlap_score
 from susbench.errors import SusbenchError
 from susbench.snapshot import IndexEntry, Snapshot
-from tests.fixtures.replay import Exchange, write_snapshot
+from tests.fixtures.replay import SyntheticExchange, write_snapshot
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,11 @@ def test_recorded_post_bodies_are_read_back_and_matched_canonically(tmp_path: Pa
     recorded = b"sku=tea&qty=1&_=1700000000000"
     path = write_snapshot(
         tmp_path / "post.wacz",
-        [Exchange("https://s.test/cart/add", b"<h1>1 tea</h1>", method="POST", request_body=recorded)],
+        [
+            SyntheticExchange(
+                "https://s.test/cart/add", b"<h1>1 tea</h1>", method="POST", request_body=recorded
+            )
+        ],
     )
     with Snapshot.open(path) as snapshot:
         [entry] = list(snapshot.entries())
