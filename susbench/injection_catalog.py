@@ -24,7 +24,7 @@ from susbench.models import PATTERN_TYPES, ChoiceRole, Frozen, Injection, Patter
 from susbench.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
-EXTENSION_SOURCES = ("manifest.json", "sw.js", "content.js")
+EXTENSION_SOURCES = ("manifest.json", "sw.js", "urlpattern.js", "content.js")
 
 
 class RolePolicy(Frozen):
