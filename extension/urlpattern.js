@@ -2,7 +2,7 @@
 // tests/data/url_patterns.json). A pattern is matched against the URL without scheme and fragment
 // (`host[:port]/path?query`), as a whole, case ignored: `*` is any run of characters (none and `/`
 // included), `?` exactly one character, and every other character stands for itself.
-// Loaded by the service worker (importScripts).
+// Loaded by the service worker (importScripts) and first among the content scripts.
 "use strict";
 (() => {
   const REGEXP_SYNTAX = /[\\^$.*+?()[\]{}|]/;

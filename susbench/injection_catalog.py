@@ -31,7 +31,15 @@ EXTENSION_SOURCES = (
     "urlpattern.js",
     "worker/scoring.js",
     "worker/signing.js",
-    "content.js",
+    "content/state.js",
+    "content/channel.js",
+    "content/match.js",
+    "content/look.js",
+    "content/draw.js",
+    "content/exposure.js",
+    "content/input.js",
+    "content/choices.js",
+    "content/main.js",
 )
 
 
