@@ -21,7 +21,23 @@ from susbench.models import PATTERN_TYPES, Frozen, Injection, PatternType
 from susbench.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
-EXTENSION_SOURCES = ("manifest.json", "sw.js", "content.js")
+# Every file of extension/, in the folder layout the manifest and sw.js refer to.
+EXTENSION_SOURCES = (
+    "manifest.json",
+    "sw.js",
+    "urlpattern.js",
+    "worker/scoring.js",
+    "worker/signing.js",
+    "content/state.js",
+    "content/channel.js",
+    "content/match.js",
+    "content/look.js",
+    "content/draw.js",
+    "content/exposure.js",
+    "content/input.js",
+    "content/choices.js",
+    "content/main.js",
+)
 
 
 class Template(Frozen):
@@ -118,6 +134,7 @@ def build_extension(
     # Build beside the target and swap it in, so a concurrent reader never sees half a build.
     staging = Path(tempfile.mkdtemp(prefix=".extension-", dir=target.parent))
     for name, text in files.items():
+        (staging / name).parent.mkdir(exist_ok=True)
         (staging / name).write_text(text, encoding="utf-8")
     (staging / "BUILD").write_text(digest)
     if target.exists():
