@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from susbench.extension_bridge import ExtensionBridge
+from susbench.browser.bridge import ExtensionBridge
 from susbench.injection_catalog import EXTENSION_SOURCES, build_extension, load_injections
 from susbench.models import Injection
 from susbench.paths import EXTENSION_DIR
