@@ -102,22 +102,6 @@ def demo(
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
 
 
-def report(
-    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
-    where: Annotated[
-        str, typer.Option("--where", help="SQL filter over episode_outcomes, e.g. \"mode = 'live'\"")
-    ] = "",
-) -> None:
-    """Avoidance by operator × pattern type with counts and 95% Wilson intervals."""
-    with Store(db, read_only=True) as store:
-        result = build_report(store, where)
-    if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
-    else:
-        _console().print(render_report(result))
-
-
 def query(
     sql: Annotated[
         str, typer.Argument(help='SQL, e.g. "SELECT outcome, count(*) FROM episode_outcomes GROUP BY 1"')
