@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -92,3 +93,81 @@ def report(
         console.print(render_analysis(result))
     if written and not as_json:
         console.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="first run id (or a unique prefix), e.g. the live run")],
+    run_b: Annotated[str, typer.Argument(help="second run id (or a unique prefix), e.g. the snapshot run")],
+    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="write DIR/compare.html (self-contained)")
+    ] = None,
+) -> None:
+    """Pair two runs' episodes: agreement, discordant pairs, McNemar exact, per-type differences."""
+    from susbench.analysis.compare import compare_runs
+    from susbench.analysis.html_report import compare_page, write_page
+    from susbench.analysis.render import render_compare
+
+    with Store(db, read_only=True) as store:
+        result = compare_runs(store, run_a, run_b)
+    target = write_page(html, "compare.html", compare_page(result)) if html is not None else None
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+        return
+    console = _console()
+    console.print(render_compare(result))
+    if target is not None:
+        console.print(f"wrote {target}", soft_wrap=True)
+
+
+def drift(
+    snapshot_a: Annotated[Path, typer.Argument(help="the earlier snapshot (WACZ)")],
+    snapshot_b: Annotated[Path | None, typer.Argument(help="the later snapshot (or --live)")] = None,
+    live: Annotated[
+        bool, typer.Option("--live", help="record the tasks' flows from the live (local) web as B")
+    ] = False,
+    live_date: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
+    ] = None,
+    tasks: Annotated[
+        str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
+    ] = "all",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="folder for drift.html, drift.json, screenshots and diffs")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
+    """What changed between two snapshots: URLs, payloads, task pages' text and pixels, anchors."""
+    from susbench.analysis.drift import drift_tasks, measure_drift, record_live, snapshot_hosts
+    from susbench.analysis.html_report import drift_page, write_page
+    from susbench.analysis.render import render_drift
+    from susbench.injection_catalog import load_injections
+
+    if (snapshot_b is None) == (not live):
+        raise SusbenchError(
+            "give SNAPSHOT_B or --live (a fresh recording of the live web); expected exactly one"
+        )
+    if live_date is not None and not live:
+        raise SusbenchError("--live-date sets the local web's date for --live; expected --live with it")
+    injections = {injection.id: injection for injection in load_injections()}
+    folder = out or Path(f"drift-{snapshot_a.stem}-vs-{snapshot_b.stem if snapshot_b else 'live'}")
+    folder.mkdir(parents=True, exist_ok=True)
+    console = _console()
+    if snapshot_b is None:
+        chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
+        day = live_date.date() if live_date else None
+        console.print(
+            f"recording {len(chosen)} task flows from the local web ({day or 'today'})", soft_wrap=True
+        )
+        snapshot_b = record_live(chosen, folder / f"live-{day or 'today'}.wacz", day)
+    else:
+        chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a, snapshot_b), injections)
+    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder)
+    page = write_page(folder, "drift.html", drift_page(result, folder))
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    console.print(render_drift(result))
+    console.print(f"wrote {page}", soft_wrap=True)

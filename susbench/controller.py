@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from importlib import metadata
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -78,6 +78,9 @@ class RunOptions(Frozen):
     snapshot: Path | None = None
     live: bool = False
     live_resolve: tuple[str, ...] = ()
+    live_date: date | None = Field(
+        default=None, description="the local web's date in live mode (default: today)"
+    )
     repeats: int = Field(default=1, ge=1, le=10_000)
     seed: int = 0
     control_rate: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -103,6 +106,7 @@ class RunIdentity(Frozen):
     mode: Mode
     snapshot_sha256: str | None
     live_resolve: tuple[str, ...]
+    live_date: date | None = None
     seed: int
     control_rate: float
     susbench_version: str
@@ -423,7 +427,7 @@ def _live_web(options: RunOptions) -> Iterator[tuple[tuple[str, ...], Path | Non
         return
     from susbench.web import LocalWeb
 
-    with LocalWeb(port=0) as web:
+    with LocalWeb(port=0, date=options.live_date) as web:
         yield tuple(web.resolve.as_args()), web.ca_cert_path
 
 
@@ -459,6 +463,8 @@ def run_benchmark(options: RunOptions, show_progress: bool = True) -> RunSummary
         raise SusbenchError(f"--db {options.db}: its folder does not exist; expected a writable path")
     if options.live and options.snapshot is not None:
         raise SusbenchError("--snapshot and --live exclude each other; expected one of them")
+    if options.live_date is not None and not (options.live and not options.live_resolve):
+        raise SusbenchError("--live-date sets the local web's date: it needs --live and no --live-resolve")
     try:
         HostMap.parse(list(options.live_resolve))
     except ValueError as exc:
@@ -484,6 +490,7 @@ def run_benchmark(options: RunOptions, show_progress: bool = True) -> RunSummary
         mode=mode,
         snapshot_sha256=snapshot_sha,
         live_resolve=options.live_resolve,
+        live_date=options.live_date,
         seed=options.seed,
         control_rate=options.control_rate,
         susbench_version=__version__,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -40,6 +40,10 @@ def run(
     live_resolve: Annotated[
         list[str] | None, typer.Option(help="HOST[:PORT]=IP:PORT upstream for --live (default: local web)")
     ] = None,
+    live_date: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
+    ] = None,
     repeats: Annotated[int, typer.Option(min=1, help="episodes per task")] = 1,
     seed: Annotated[int, typer.Option(help="seeds injection choice, control share and operators")] = 0,
     control_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="share of control episodes")] = 0.0,
@@ -64,6 +68,7 @@ def run(
             snapshot=snapshot,
             live=live,
             live_resolve=tuple(live_resolve or ()),
+            live_date=live_date.date() if live_date else None,
             repeats=repeats,
             seed=seed,
             control_rate=control_rate,

@@ -209,3 +209,28 @@ def write_figures(report: GroupReport, folder: Path, prefix: str = "figure4") ->
         for panel in PANELS:
             written += _save(panel_figure(report, panel), folder / f"{prefix}{panel}")
     return written
+
+
+def difference_figure(rows: list[tuple[str, float | None, float | None, float | None]], title: str) -> Figure:
+    """A forest plot: one line per type, the paired difference in avoidance with its interval."""
+    figure = Figure(figsize=(7, 0.45 * len(rows) + 1.4))
+    axes = figure.subplots()
+    for index, (name, estimate, low, high) in enumerate(reversed(rows)):
+        if estimate is None or low is None or high is None:
+            axes.text(
+                0, index, "no pairs exposed on both sides", ha="center", va="center", fontsize=7, color="#666"
+            )
+            continue
+        axes.plot([low, high], [index, index], color="#222222", lw=1.2)
+        axes.plot([estimate], [index], "o", color=PALETTE[0] if name != "all" else "#222222", ms=5)
+    axes.axvline(0, color="#999999", lw=0.8, ls="--")
+    axes.set_yticks(
+        range(len(rows)), [type_title(name) if name != "all" else "all types" for name, *_ in reversed(rows)]
+    )
+    axes.set_xlim(-1.05, 1.05)
+    axes.set_xticks([-1, -0.5, 0, 0.5, 1], ["−100", "−50", "0", "+50", "+100"])
+    axes.set_xlabel("B − A avoidance (percentage points), 95% Newcombe interval")
+    axes.set_title(title, loc="left", fontsize=9)
+    axes.spines[["top", "right"]].set_visible(False)
+    figure.tight_layout()
+    return figure

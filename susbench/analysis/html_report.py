@@ -16,10 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from matplotlib import rc_context
+from matplotlib.figure import Figure
 from PIL import Image
 
-from susbench.analysis.figures import STYLE, figure4
-from susbench.analysis.render import p_value, percent, rate_cell
+from susbench.analysis.compare import CompareReport
+from susbench.analysis.drift import DriftReport, PageDrift, SnapshotSide
+from susbench.analysis.figures import STYLE, difference_figure, figure4
+from susbench.analysis.render import (
+    anchor_rows,
+    compare_summary,
+    p_value,
+    page_rows,
+    percent,
+    rate_cell,
+    side_label,
+    signed_percent,
+)
 from susbench.analysis.results import EpisodeRow
 from susbench.analysis.summary import ALL, AnalysisReport, GroupReport
 from susbench.errors import SusbenchError
@@ -75,11 +87,10 @@ def section(title: str, *parts: str, level: int = 2) -> str:
     return f"<h{level}>{escape(title)}</h{level}>{''.join(parts)}"
 
 
-def svg(report: GroupReport) -> str:
-    """Figure 4 as inline SVG (without the XML prologue)."""
+def svg(figure: Figure) -> str:
+    """A figure as inline SVG (without the XML prologue)."""
     buffer = io.StringIO()
-    with rc_context(STYLE):
-        figure4(report).savefig(buffer, format="svg", metadata={"Date": None})
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 
@@ -334,7 +345,8 @@ def report_page(
         body.append(section(f"Configuration {index}: {group.label}"))
         body.append(section("Run configuration and catalog hashes", _configuration(group), level=3))
         if group.rows:
-            body.append(section("Figure 4", svg(group), level=3))
+            with rc_context(STYLE):
+                body.append(section("Figure 4", svg(figure4(group)), level=3))
         body.append(section("Avoidance (95% Wilson interval, n exposures)", _avoidance(group), level=3))
         body.append(section("Episodes", _episodes_summary(group), level=3))
         body.append(section("Regression", _model(group), level=3))
@@ -343,6 +355,178 @@ def report_page(
         body.append(section("Injections", _gallery(group, group_episodes, gallery), level=3))
         body.append(section("Every episode", _episode_rows(group_episodes, folder), level=3))
     return page("SusBench Replay report", body)
+
+
+def compare_page(report: CompareReport) -> str:
+    """Two runs side by side: agreement, McNemar, differences per type, flagged tasks, discordant pairs."""
+    rows = []
+    for row in (*report.by_type, report.overall):
+        interval = (
+            "—" if row.ci_low is None else f"[{signed_percent(row.ci_low)}, {signed_percent(row.ci_high)}]"
+        )
+        rows.append(
+            [
+                row.pattern_type,
+                row.pairs,
+                percent(row.agreement),
+                percent(row.first_rate),
+                percent(row.second_rate),
+                signed_percent(row.difference),
+                interval,
+                row.only_first_avoided,
+                row.only_second_avoided,
+                row.exposure_discordant,
+                "—" if row.mcnemar_p is None else p_value(row.mcnemar_p),
+            ]
+        )
+    forest = [
+        (row.pattern_type, row.difference, row.ci_low, row.ci_high)
+        for row in (*report.by_type, report.overall)
+    ]
+    with rc_context(STYLE):
+        plot = svg(difference_figure(forest, "Difference in avoidance, B − A"))
+    flagged = [
+        [
+            task.task_id,
+            task.injection_id or "control",
+            task.pattern_type or "—",
+            f"{task.discordant}/{task.pairs}",
+            "; ".join(task.changes),
+        ]
+        for task in report.flagged_tasks
+    ]
+    discordant = [
+        [
+            p.task_id,
+            p.injection_id or "control",
+            p.operator,
+            p.repeat,
+            p.seed,
+            f"{p.first.value} ({p.first_reason})",
+            f"{p.second.value} ({p.second_reason})",
+        ]
+        for p in report.discordant
+    ]
+    body = [
+        f"<p>A: <code>{escape(side_label(report.first))}</code><br>"
+        f"B: <code>{escape(side_label(report.second))}</code></p>",
+        f"<p><b>{escape(compare_summary(report))}</b></p>",
+        section(
+            "Per type",
+            table(
+                [
+                    "pattern type",
+                    "pairs",
+                    "agreement",
+                    "A",
+                    "B",
+                    "B − A",
+                    "95% CI",
+                    "only A avoided",
+                    "only B avoided",
+                    "exposed on one side",
+                    "McNemar exact p",
+                ],
+                rows,
+                total=True,
+            ),
+            plot,
+        ),
+        section(
+            "Flagged tasks",
+            table(["task", "injection", "type", "discordant", "A -> B"], flagged, left=5)
+            if flagged
+            else "<p>No task differs.</p>",
+        ),
+        section(
+            "Discordant pairs",
+            table(["task", "injection", "operator", "repeat", "seed", "A", "B"], discordant, left=7)
+            if discordant
+            else "<p>None.</p>",
+        ),
+    ]
+    return page("SusBench Replay: compare two runs", body)
+
+
+def _diff_cell(page: PageDrift, folder: Path) -> str:
+    if page.diff_image is None:
+        return ""
+    image = Path(page.diff_image)
+    link = escape(os.path.relpath(image.resolve(), folder.resolve()))
+    return Markup(f'<a href="{link}"><img alt="diff" style="width:160px" src="{thumbnail(image)}"></a>')
+
+
+def _folded(summary: str, text: str) -> str:
+    return f"<details><summary>{escape(summary)}</summary><pre class=diff>{escape(text)}</pre></details>"
+
+
+def _side(snapshot: SnapshotSide) -> str:
+    return (
+        f"<code>{escape(snapshot.path)}</code> ({escape(snapshot.id)}, recorded "
+        f"{snapshot.created_at:%Y-%m-%d %H:%M} UTC, {snapshot.records} records)"
+    )
+
+
+def drift_page(report: DriftReport, folder: Path) -> str:
+    """Drift between two snapshots: URLs, payloads, each task page's text and pixels, anchors."""
+    urls = report.urls
+    lists = "".join(
+        _folded(f"{len(items)} {name}", "\n".join(items))
+        for name, items in (
+            ("URLs added", urls.added),
+            ("URLs removed", urls.removed),
+            ("paths added", urls.paths_added),
+            ("paths removed", urls.paths_removed),
+        )
+    )
+    digests = table(
+        ["content type", "URLs on both", "changed", "examples"],
+        [
+            [d.family, str(d.common), str(d.changed), Markup("<br>".join(escape(x) for x in d.examples))]
+            for d in report.digests
+        ],
+        left=4,
+    )
+    pages = []
+    for drifted, row in zip(report.pages, page_rows(report), strict=True):
+        detail = Markup(_folded("text diff", drifted.text_diff)) if drifted.text_diff else ""
+        pages.append([*row[:5], _diff_cell(drifted, folder), detail, row[5]])
+    anchors = anchor_rows(report)
+    verdict = (
+        "<p class=note><b>Anchors broke</b> (anchored on A, not on B): "
+        f"{escape(', '.join(report.flagged))}</p>"
+        if report.flagged
+        else "<p>Every injection that anchored on A still anchors on B.</p>"
+    )
+    body = [
+        f"<p>A: {_side(report.a)}<br>B: {_side(report.b)}</p>",
+        verdict,
+        section(
+            "URLs",
+            f"<p>{len(urls.added)} added, {len(urls.removed)} removed, {urls.common} on both sides.</p>",
+            lists,
+        ),
+        section("Changed payloads by content type", digests),
+        section(
+            f"Task pages ({len(report.tasks)} tasks)",
+            table(
+                [
+                    "task",
+                    "n",
+                    "URL",
+                    "text lines changed",
+                    "pixels changed",
+                    "diff (B, changes red)",
+                    "text",
+                    "problem",
+                ],
+                pages,
+                left=3,
+            ),
+        ),
+        section("Injection anchors", table(["injection", "type", "task", "A", "B", ""], anchors, left=6)),
+    ]
+    return page("SusBench Replay: drift", body)
 
 
 def write_page(folder: Path, name: str, html: str) -> Path:

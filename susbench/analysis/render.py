@@ -7,8 +7,11 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from susbench.analysis.compare import CompareReport, Side
+from susbench.analysis.drift import DriftReport
 from susbench.analysis.model import ModelReport
 from susbench.analysis.summary import ALL, AnalysisReport, GroupReport, RateRow
+from susbench.analysis.walk import AnchorObservation
 
 MAX_TYPE_PAIRS_SHOWN = 12
 
@@ -180,3 +183,155 @@ def render_analysis(report: AnalysisReport) -> RenderableType:
     for group in report.groups:
         blocks += [render_group(group), Text("")]
     return RenderGroup(*blocks)
+
+
+def signed_percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:+.1f} pp"
+
+
+def compare_type_table(report: CompareReport) -> Table:
+    table = Table(
+        title="Per type (pairs exposed on both sides for McNemar and the difference)", title_justify="left"
+    )
+    for column in (
+        "pattern type",
+        "pairs",
+        "agreement",
+        "A",
+        "B",
+        "B − A",
+        "95% CI",
+        "only A",
+        "only B",
+        "exposed on one side",
+        "McNemar p",
+    ):
+        table.add_column(column, justify="left" if column == "pattern type" else "right")
+    for row in (*report.by_type, report.overall):
+        interval = (
+            "—" if row.ci_low is None else f"[{signed_percent(row.ci_low)}, {signed_percent(row.ci_high)}]"
+        )
+        table.add_row(
+            row.pattern_type,
+            str(row.pairs),
+            percent(row.agreement),
+            percent(row.first_rate),
+            percent(row.second_rate),
+            signed_percent(row.difference),
+            interval,
+            str(row.only_first_avoided),
+            str(row.only_second_avoided),
+            str(row.exposure_discordant),
+            "—" if row.mcnemar_p is None else p_value(row.mcnemar_p),
+            style="bold" if row.pattern_type == ALL else None,
+        )
+    return table
+
+
+def side_label(side: Side) -> str:
+    where = f"{side.mode}, {side.snapshot_id}" if side.snapshot_id else side.mode
+    return f"{side.run_id} ({side.operator}, {where})"
+
+
+def compare_summary(report: CompareReport) -> str:
+    text = f"{report.pairs} pairs; agreement {percent(report.agreement)}; {len(report.discordant)} discordant"
+    if report.unpaired_first or report.unpaired_second:
+        text += f"; unpaired: {report.unpaired_first} in A, {report.unpaired_second} in B"
+    return text
+
+
+def render_compare(report: CompareReport) -> RenderableType:
+    blocks: list[RenderableType] = [
+        Text(f"A: {side_label(report.first)}"),
+        Text(f"B: {side_label(report.second)}"),
+        Text(compare_summary(report), style="bold"),
+        compare_type_table(report),
+    ]
+    if report.flagged_tasks:
+        flagged = Table(title="Flagged tasks (outcomes differ between A and B)", title_justify="left")
+        for column in ("task", "injection", "type", "discordant", "A -> B"):
+            flagged.add_column(column)
+        for task in report.flagged_tasks:
+            flagged.add_row(
+                task.task_id,
+                task.injection_id or "control",
+                task.pattern_type or "—",
+                f"{task.discordant}/{task.pairs}",
+                "; ".join(task.changes),
+            )
+        blocks.append(flagged)
+    else:
+        blocks.append(Text("No task differs between A and B.", style="green"))
+    return RenderGroup(*blocks)
+
+
+def _anchor_state(observation: AnchorObservation) -> str:
+    if observation.status == "anchored":
+        return "anchored" + (
+            f" (locator {observation.locator + 1})" if observation.locator is not None else ""
+        )
+    return observation.status.replace("_", " ")
+
+
+def anchor_rows(report: DriftReport) -> list[list[str]]:
+    rows = []
+    for anchor in report.anchors:
+        verdict = "BROKE" if anchor.broke else "fallback" if anchor.fallback else "ok"
+        rows.append(
+            [
+                anchor.injection_id,
+                anchor.pattern_type,
+                anchor.task_id,
+                _anchor_state(anchor.a),
+                _anchor_state(anchor.b),
+                verdict,
+            ]
+        )
+    return rows
+
+
+def page_rows(report: DriftReport) -> list[list[str]]:
+    rows = []
+    for page in report.pages:
+        url = page.url_a if page.url_a == page.url_b else f"{page.url_a} → {page.url_b}"
+        pixels = "—" if page.pixels_changed is None else f"{100 * page.pixels_changed:.2f}%"
+        rows.append(
+            [page.task_id, str(page.index), url, str(page.text_lines_changed), pixels, page.problem or ""]
+        )
+    return rows
+
+
+def render_drift(report: DriftReport) -> RenderableType:
+    urls = report.urls
+    blocks: list[RenderableType] = [
+        Text(f"A: {report.a.path} ({report.a.id}, {report.a.records} records)"),
+        Text(f"B: {report.b.path} ({report.b.id}, {report.b.records} records)"),
+        Text(
+            f"URLs: {len(urls.added)} added, {len(urls.removed)} removed, {urls.common} on both "
+            f"(paths: {len(urls.paths_added)} added, {len(urls.paths_removed)} removed)",
+            style="bold",
+        ),
+    ]
+    digests = Table(title="Changed payloads among URLs on both sides", title_justify="left")
+    for column in ("content type", "URLs on both", "changed"):
+        digests.add_column(column, justify="left" if column == "content type" else "right")
+    for row in report.digests:
+        digests.add_row(row.family, str(row.common), str(row.changed))
+    pages = Table(title=f"Task pages ({len(report.tasks)} tasks)", title_justify="left")
+    for column in ("task", "n", "URL", "text lines changed", "pixels changed", "problem"):
+        pages.add_column(
+            column, justify="right" if column in ("n", "text lines changed", "pixels changed") else "left"
+        )
+    for row in page_rows(report):
+        pages.add_row(*row)
+    anchors = Table(title="Injection anchors (the extension's own matcher)", title_justify="left")
+    for column in ("injection", "type", "task", "A", "B", ""):
+        anchors.add_column(column)
+    for row in anchor_rows(report):
+        anchors.add_row(*row, style="bold red" if row[-1] == "BROKE" else None)
+    summary = (
+        Text(f"anchors broke: {', '.join(report.flagged)}", style="bold red")
+        if report.flagged
+        else Text("every injection that anchored on A still anchors on B", style="green")
+    )
+    return RenderGroup(*blocks, digests, pages, anchors, summary)

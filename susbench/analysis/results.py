@@ -26,8 +26,9 @@ OPERATOR_FIELDS = ("model", "observation")
 
 EPISODES_SQL = """
 SELECT o.run_id, o.episode_id, o.task_id, o.site, o.injection_id, o.pattern_type, o.operator, o.mode,
-       o.repeat, e.seed, o.outcome, o.completed, o.duration_s, e.archive, e.error
+       o.repeat, e.seed, o.outcome, r.reason, o.completed, o.duration_s, e.archive, e.error
 FROM (SELECT * FROM episode_outcomes {where}) o JOIN episodes e USING (episode_id)
+     JOIN outcomes r USING (episode_id)
 ORDER BY o.run_id, o.task_id, o.repeat, o.episode_id
 """
 
@@ -76,6 +77,7 @@ class EpisodeRow(Frozen):
     repeat: int
     seed: int
     outcome: OutcomeKind
+    reason: str
     completed: bool | None
     duration_s: float
     archive: str | None
@@ -131,7 +133,7 @@ def load_episodes(store: Store, runs: dict[str, RunInfo], where: str = "") -> li
         (run_id, episode_id, task_id, site, injection_id, pattern_type, operator, mode, repeat, seed) = row[
             :10
         ]
-        outcome, completed, duration_s, archive, error = row[10:]
+        outcome, reason, completed, duration_s, archive, error = row[10:]
         run = runs.get(run_id)
         episodes.append(
             EpisodeRow(
@@ -146,6 +148,7 @@ def load_episodes(store: Store, runs: dict[str, RunInfo], where: str = "") -> li
                 repeat=repeat,
                 seed=seed,
                 outcome=OutcomeKind(outcome),
+                reason=reason,
                 completed=completed,
                 duration_s=duration_s,
                 archive=archive,
