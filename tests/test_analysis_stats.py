@@ -61,3 +61,11 @@ def test_paired_difference_of_identical_runs_is_zero_and_bounded() -> None:
 )
 def test_significance_labels(p: float, label: str) -> None:
     assert significance_label(p) == label
+
+
+def test_wilson_interval_always_contains_the_rate() -> None:
+    """At 0% and 100% rounding once put 3/3's upper bound a hair below 1 (a negative error bar)."""
+    for trials in range(1, 300):
+        for successes in (0, trials // 3, trials):
+            low, high = wilson_interval(successes, trials)
+            assert 0.0 <= low <= successes / trials <= high <= 1.0

@@ -16,14 +16,15 @@ Z_95 = 1.959963984540054
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion; (0, 1) when there are no trials."""
+    """Wilson score interval for a binomial proportion (always contains p); (0, 1) without trials."""
     if trials == 0:
         return 0.0, 1.0
     p = successes / trials
     denominator = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0% and 100% one bound equals p in exact arithmetic; keep rounding from putting p outside.
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))
 
 
 def mcnemar_exact(only_first: int, only_second: int) -> float:
