@@ -1,7 +1,8 @@
 """Self-contained HTML pages (figures inline as SVG, thumbnails inline as data URIs, no scripts).
 
-One file opens anywhere, offline, years later: nothing is fetched. `report_page` renders the
-analysis; `compare` and `drift` pages reuse `page`, `table` and `section`.
+One file opens anywhere, offline, years later: nothing is fetched. The tables are the ones the
+terminal shows (`susbench.analysis.tables`), plus what only a page can hold: figures, the injection
+gallery, diff images, every episode.
 """
 
 from __future__ import annotations
@@ -13,27 +14,18 @@ import os
 from collections.abc import Iterable, Sequence
 from html import escape
 from pathlib import Path
-from typing import Any
 
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 from PIL import Image
 
+from susbench.analysis import tables
 from susbench.analysis.compare import CompareReport
 from susbench.analysis.drift import DriftReport, PageDrift, SnapshotSide
 from susbench.analysis.figures import STYLE, difference_figure, figure4
-from susbench.analysis.render import (
-    anchor_rows,
-    compare_summary,
-    p_value,
-    page_rows,
-    percent,
-    rate_cell,
-    side_label,
-    signed_percent,
-)
 from susbench.analysis.results import EpisodeRow
-from susbench.analysis.summary import ALL, AnalysisReport, GroupReport
+from susbench.analysis.summary import AnalysisReport, GroupReport
+from susbench.analysis.tables import Rows
 from susbench.errors import SusbenchError
 
 THUMBNAIL_WIDTH = 360
@@ -51,6 +43,10 @@ figure img{width:100%}figcaption{font-size:12px;color:#444}details{margin:8px 0}
 """
 
 
+class Markup(str):
+    """Text already escaped (a link, an image, a folded block): `table` inserts it as is."""
+
+
 def page(title: str, body: Iterable[str]) -> str:
     return (
         f"<!doctype html><html lang=en><meta charset=utf-8><title>{escape(title)}</title>"
@@ -58,39 +54,42 @@ def page(title: str, body: Iterable[str]) -> str:
     )
 
 
-class Markup(str):
-    """Text already escaped (a link, an image): `table` inserts it as is."""
+def table(rows: Rows, extra: Sequence[tuple[str, Sequence[str]]] = ()) -> str:
+    """`rows` as an HTML table, with `extra` columns (header, one Markup cell per row, left-aligned)."""
+    headers = [*rows.headers, *(header for header, _ in extra)]
+    body = [[*row, *(cells[index] for _, cells in extra)] for index, row in enumerate(rows.rows)]
 
-
-def _cell(value: Any) -> str:
-    return value if isinstance(value, Markup) else escape(str(value))
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1, total: bool = False) -> str:
-    """An HTML table; the first `left` columns are left-aligned, `total` bolds the last row."""
-    rows = list(rows)
-
-    def cells(values: Sequence[Any], tag: str) -> str:
+    def cells(values: Sequence[str], tag: str) -> str:
         return "".join(
-            f"<{tag}{' class=l' if index < left else ''}>{_cell(value)}</{tag}>"
+            f"<{tag}{' class=l' if index < rows.left or index >= len(rows.headers) else ''}>"
+            f"{value if isinstance(value, Markup) else escape(value)}</{tag}>"
             for index, value in enumerate(values)
         )
 
-    body = "".join(
-        f"<tr{' class=total' if total and index == len(rows) - 1 else ''}>{cells(row, 'td')}</tr>"
-        for index, row in enumerate(rows)
+    lines = "".join(
+        f"<tr{' class=total' if rows.total and index == len(body) - 1 else ''}>{cells(row, 'td')}</tr>"
+        for index, row in enumerate(body)
     )
-    return f"<table><tr>{cells(headers, 'th')}</tr>{body}</table>"
+    return f"<table><tr>{cells(headers, 'th')}</tr>{lines}</table>"
 
 
 def section(title: str, *parts: str, level: int = 2) -> str:
     return f"<h{level}>{escape(title)}</h{level}>{''.join(parts)}"
 
 
+def titled(rows: Rows, level: int = 3) -> str:
+    return section(rows.title, table(rows), level=level)
+
+
+def folded(summary: str, text: str) -> str:
+    return f"<details><summary>{escape(summary)}</summary><pre class=diff>{escape(text)}</pre></details>"
+
+
 def svg(figure: Figure) -> str:
     """A figure as inline SVG (without the XML prologue)."""
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    with rc_context(STYLE):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
     return text[text.index("<svg") :]
 
@@ -104,7 +103,13 @@ def thumbnail(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _gallery(report: GroupReport, episodes: Sequence[EpisodeRow], gallery: Path | None) -> str:
+def relative_link(target: Path, folder: Path, text: str) -> Markup:
+    """A link from a page in `folder` to a file, relative so the folder can move with its files."""
+    href = Path(os.path.relpath(target.resolve(), folder.resolve())).as_posix()
+    return Markup(f'<a href="{escape(href)}">{text}</a>')
+
+
+def _gallery(episodes: Sequence[EpisodeRow], gallery: Path | None) -> str:
     if gallery is None:
         return (
             "<p class=dim>No injection gallery given (make one with <code>susbench injections preview "
@@ -113,58 +118,12 @@ def _gallery(report: GroupReport, episodes: Sequence[EpisodeRow], gallery: Path 
     figures = []
     for injection_id in sorted({episode.injection_id for episode in episodes if episode.injection_id}):
         found = sorted(gallery.glob(f"*--{injection_id}.png"))
-        if not found:
-            figures.append(
-                f"<figure><figcaption><b>{escape(injection_id)}</b>: "
-                "no screenshot in the gallery</figcaption></figure>"
-            )
-            continue
+        image = f'<img alt="{escape(injection_id)}" src="{thumbnail(found[0])}">' if found else ""
+        caption = "" if found else ": no screenshot in the gallery"
         figures.append(
-            f'<figure><img alt="{escape(injection_id)}" src="{thumbnail(found[0])}">'
-            f"<figcaption><b>{escape(injection_id)}</b></figcaption></figure>"
+            f"<figure>{image}<figcaption><b>{escape(injection_id)}</b>{caption}</figcaption></figure>"
         )
     return f"<div class=gallery>{''.join(figures)}</div>"
-
-
-def _trace_link(episode: EpisodeRow, folder: Path) -> str:
-    """A link to the episode's archived traffic (live episodes), relative to the report's folder."""
-    if not episode.archive:
-        return ""
-    target = os.path.relpath(Path(episode.archive).resolve(), folder.resolve())
-    return Markup(f'<a href="{escape(Path(target).as_posix())}">archive</a>')
-
-
-def _avoidance(report: GroupReport) -> str:
-    operators = [*report.operators, ALL]
-    rows = [
-        [name, *(rate_cell(report.cell(operator, name)) for operator in operators)]
-        for name in [*report.pattern_types, ALL]
-    ]
-    headers = ["pattern type", *(operator if operator != ALL else "all operators" for operator in operators)]
-    return table(headers, rows, total=True)
-
-
-def _episodes_summary(report: GroupReport) -> str:
-    rows = []
-    for operator in report.operators:
-        row = report.cell(operator, ALL)
-        if row is not None:
-            rows.append(
-                [
-                    operator,
-                    row.episodes,
-                    row.avoided + row.not_avoided,
-                    row.not_encountered,
-                    row.error,
-                    "—"
-                    if row.completion_rate is None
-                    else f"{percent(row.completion_rate)} of {row.completion_checked}",
-                    report.control_episodes.get(operator, 0),
-                ]
-            )
-    return table(
-        ["operator", "injected", "exposed", "not encountered", "error", "completion", "control"], rows
-    )
 
 
 def _model(report: GroupReport) -> str:
@@ -176,152 +135,88 @@ def _model(report: GroupReport) -> str:
         f"<p><code>{escape(model.formula)}</code>, Firth's penalized likelihood, "
         f"{model.exposures} exposures; reference levels {escape(references or '—')}. "
         "Every p-value is a penalized likelihood-ratio test.</p>",
-        table(
-            ["term", "df", "χ²", "p"],
-            [[t.term, t.df, f"{t.chi2:.3f}", p_value(t.p_value)] for t in model.terms],
-        ),
-        table(
-            ["term", "level", "log odds", "odds ratio", "χ²", "p"],
-            [
-                [
-                    c.term,
-                    c.level,
-                    f"{c.estimate:.3f}",
-                    f"{c.odds_ratio:.3g}",
-                    f"{c.chi2:.3f}",
-                    p_value(c.p_value),
-                ]
-                for c in model.coefficients
-            ],
-            left=2,
-        ),
-        section("Pairwise comparisons (Holm within each factor)", level=3),
-        table(
-            ["factor", "pair", "log OR", "χ²", "p", "p (Holm)", ""],
-            [
-                [
-                    c.factor,
-                    f"{c.second} vs {c.first}",
-                    f"{c.log_odds_ratio:.3f}",
-                    f"{c.chi2:.3f}",
-                    p_value(c.p_value),
-                    p_value(c.p_holm),
-                    c.label,
-                ]
-                for c in model.comparisons
-            ],
-            left=2,
-        ),
+        titled(tables.terms(model), 4),
+        titled(tables.coefficients(model), 4),
+        titled(tables.comparisons(list(model.comparisons)), 4),
     ]
-    parts += [f"<p class=note>note: {escape(note)}</p>" for note in model.notes]
-    return "".join(parts)
-
-
-def _breakdown(report: GroupReport) -> str:
-    rows = [
-        [
-            r.operator,
-            r.pattern_type,
-            r.item or "",
-            percent(r.rate),
-            "—" if r.ci_low is None else f"[{percent(r.ci_low)}, {percent(r.ci_high)}]",
-            r.avoided,
-            r.not_avoided,
-            r.not_encountered,
-            r.error,
-        ]
-        for r in report.breakdown
-    ]
-    return table(
-        [
-            "operator",
-            "pattern type",
-            "item",
-            "avoidance",
-            "95% CI",
-            "avoided",
-            "not avoided",
-            "not encountered",
-            "error",
-        ],
-        rows,
-        left=3,
-    )
+    return "".join(parts + [f"<p class=note>note: {escape(note)}</p>" for note in model.notes])
 
 
 def _configuration(report: GroupReport) -> str:
-    rows = [
-        [key, json.dumps(value) if not isinstance(value, str) else value]
-        for key, value in sorted(report.configuration.items())
-    ]
-    hashes = [
-        [key, value]
-        for key, value in sorted(report.configuration.items())
-        if "sha256" in key or "hash" in key
-    ]
-    runs = [
+    settings = Rows(
+        "Run configuration",
+        ["configuration", "value"],
         [
-            run.run_id,
-            run.operator,
-            run.seed,
-            run.started_at.isoformat(timespec="seconds"),
-            run.snapshot_id or "—",
-            run.git_hash or "—",
-            ", ".join(f"{k} {v}" for k, v in sorted(run.versions.items())),
-        ]
-        for run in report.runs
-    ]
-    hash_note = (
+            [key, value if isinstance(value, str) else json.dumps(value)]
+            for key, value in sorted(report.configuration.items())
+        ],
+        left=2,
+    )
+    catalog_hashes = [key for key in report.configuration if "catalog" in key or "extension" in key]
+    note = (
         ""
-        if hashes
-        else "<p class=note>These runs recorded no catalog hashes "
-        "(runs made before run identities included them).</p>"
+        if catalog_hashes
+        else "<p class=note>These runs recorded no catalog or extension hashes "
+        "(made before run identities held them).</p>"
     )
-    return (
-        table(["configuration", "value"], rows, left=2)
-        + hash_note
-        + table(["run", "operator", "seed", "started", "snapshot", "git", "versions"], runs, left=7)
-    )
-
-
-def _episode_rows(episodes: Sequence[EpisodeRow], folder: Path) -> str:
-    rows = [
+    runs = Rows(
+        "Runs",
+        ["run", "operator", "seed", "started", "snapshot", "git", "versions"],
         [
-            e.task_id,
-            e.injection_id or "control",
-            e.pattern_type or "—",
-            e.operator,
-            e.repeat,
-            e.seed,
-            e.outcome.value,
-            {True: "yes", False: "no", None: "—"}[e.completed],
-            f"{e.duration_s:.1f} s",
-            e.error or "",
-            _trace_link(e, folder),
-        ]
-        for e in episodes
-    ]
-    return (
-        f"<details><summary>{len(rows)} episodes</summary>"
-        + table(
             [
-                "task",
-                "injection",
-                "type",
-                "operator",
-                "repeat",
-                "seed",
-                "outcome",
-                "completed",
-                "duration",
-                "error",
-                "trace",
-            ],
-            rows,
-            left=4,
-        )
-        + "</details>"
+                run.run_id,
+                run.operator,
+                str(run.seed),
+                run.started_at.isoformat(timespec="seconds"),
+                run.snapshot_id or "—",
+                run.git_hash or "—",
+                ", ".join(f"{name} {version}" for name, version in sorted(run.versions.items())),
+            ]
+            for run in report.runs
+        ],
+        left=7,
     )
+    return table(settings) + note + table(runs)
+
+
+def _episodes(episodes: Sequence[EpisodeRow], folder: Path) -> str:
+    rows = Rows(
+        "Every episode",
+        [
+            "task",
+            "injection",
+            "type",
+            "operator",
+            "repeat",
+            "seed",
+            "outcome",
+            "reason",
+            "completed",
+            "duration",
+            "error",
+        ],
+        [
+            [
+                e.task_id,
+                e.injection_id or "control",
+                e.pattern_type or "—",
+                e.operator,
+                str(e.repeat),
+                str(e.seed),
+                e.outcome.value,
+                e.reason,
+                {True: "yes", False: "no", None: "—"}[e.completed],
+                f"{e.duration_s:.1f} s",
+                e.error or "",
+            ]
+            for e in episodes
+        ],
+        left=4,
+    )
+    traces = [
+        relative_link(Path(e.archive), folder, "archive") if e.archive else Markup("") for e in episodes
+    ]
+    return f"<details><summary>{len(episodes)} episodes</summary>{table(rows, [('trace', traces)])}</details>"
 
 
 def report_page(
@@ -345,119 +240,41 @@ def report_page(
         body.append(section(f"Configuration {index}: {group.label}"))
         body.append(section("Run configuration and catalog hashes", _configuration(group), level=3))
         if group.rows:
-            with rc_context(STYLE):
-                body.append(section("Figure 4", svg(figure4(group)), level=3))
-        body.append(section("Avoidance (95% Wilson interval, n exposures)", _avoidance(group), level=3))
-        body.append(section("Episodes", _episodes_summary(group), level=3))
+            body.append(section("Figure 4", svg(figure4(group)), level=3))
+        body += [titled(tables.avoidance(group)), titled(tables.episodes(group))]
         body.append(section("Regression", _model(group), level=3))
         if group.breakdown:
-            body.append(section("Breakdown", _breakdown(group), level=3))
-        body.append(section("Injections", _gallery(group, group_episodes, gallery), level=3))
-        body.append(section("Every episode", _episode_rows(group_episodes, folder), level=3))
+            body.append(titled(tables.breakdown(group)))
+        body.append(section("Injections", _gallery(group_episodes, gallery), level=3))
+        body.append(section("Every episode", _episodes(group_episodes, folder), level=3))
     return page("SusBench Replay report", body)
 
 
 def compare_page(report: CompareReport) -> str:
     """Two runs side by side: agreement, McNemar, differences per type, flagged tasks, discordant pairs."""
-    rows = []
-    for row in (*report.by_type, report.overall):
-        interval = (
-            "—" if row.ci_low is None else f"[{signed_percent(row.ci_low)}, {signed_percent(row.ci_high)}]"
-        )
-        rows.append(
-            [
-                row.pattern_type,
-                row.pairs,
-                percent(row.agreement),
-                percent(row.first_rate),
-                percent(row.second_rate),
-                signed_percent(row.difference),
-                interval,
-                row.only_first_avoided,
-                row.only_second_avoided,
-                row.exposure_discordant,
-                "—" if row.mcnemar_p is None else p_value(row.mcnemar_p),
-            ]
-        )
     forest = [
         (row.pattern_type, row.difference, row.ci_low, row.ci_high)
         for row in (*report.by_type, report.overall)
     ]
-    with rc_context(STYLE):
-        plot = svg(difference_figure(forest, "Difference in avoidance, B − A"))
-    flagged = [
-        [
-            task.task_id,
-            task.injection_id or "control",
-            task.pattern_type or "—",
-            f"{task.discordant}/{task.pairs}",
-            "; ".join(task.changes),
-        ]
-        for task in report.flagged_tasks
-    ]
-    discordant = [
-        [
-            p.task_id,
-            p.injection_id or "control",
-            p.operator,
-            p.repeat,
-            p.seed,
-            f"{p.first.value} ({p.first_reason})",
-            f"{p.second.value} ({p.second_reason})",
-        ]
-        for p in report.discordant
-    ]
+    flagged = tables.flagged_tasks(report)
+    discordant = tables.discordant_pairs(report)
     body = [
-        f"<p>A: <code>{escape(side_label(report.first))}</code><br>"
-        f"B: <code>{escape(side_label(report.second))}</code></p>",
-        f"<p><b>{escape(compare_summary(report))}</b></p>",
-        section(
-            "Per type",
-            table(
-                [
-                    "pattern type",
-                    "pairs",
-                    "agreement",
-                    "A",
-                    "B",
-                    "B − A",
-                    "95% CI",
-                    "only A avoided",
-                    "only B avoided",
-                    "exposed on one side",
-                    "McNemar exact p",
-                ],
-                rows,
-                total=True,
-            ),
-            plot,
-        ),
-        section(
-            "Flagged tasks",
-            table(["task", "injection", "type", "discordant", "A -> B"], flagged, left=5)
-            if flagged
-            else "<p>No task differs.</p>",
-        ),
-        section(
-            "Discordant pairs",
-            table(["task", "injection", "operator", "repeat", "seed", "A", "B"], discordant, left=7)
-            if discordant
-            else "<p>None.</p>",
-        ),
+        f"<p>A: <code>{escape(tables.side_label(report.first))}</code><br>"
+        f"B: <code>{escape(tables.side_label(report.second))}</code></p>",
+        f"<p><b>{escape(tables.compare_summary(report))}</b></p>",
+        titled(tables.compare_types(report), 2),
+        svg(difference_figure(forest, "Difference in avoidance, B − A")),
+        section(flagged.title, table(flagged) if flagged.rows else "<p>No task differs.</p>"),
+        section(discordant.title, table(discordant) if discordant.rows else "<p>None.</p>"),
     ]
     return page("SusBench Replay: compare two runs", body)
 
 
-def _diff_cell(page: PageDrift, folder: Path) -> str:
-    if page.diff_image is None:
-        return ""
-    image = Path(page.diff_image)
-    link = escape(os.path.relpath(image.resolve(), folder.resolve()))
-    return Markup(f'<a href="{link}"><img alt="diff" style="width:160px" src="{thumbnail(image)}"></a>')
-
-
-def _folded(summary: str, text: str) -> str:
-    return f"<details><summary>{escape(summary)}</summary><pre class=diff>{escape(text)}</pre></details>"
+def _diff_cell(drifted: PageDrift, folder: Path) -> Markup:
+    if drifted.diff_image is None:
+        return Markup("")
+    image = Path(drifted.diff_image)
+    return relative_link(image, folder, f'<img alt="diff" style="width:160px" src="{thumbnail(image)}">')
 
 
 def _side(snapshot: SnapshotSide) -> str:
@@ -471,7 +288,7 @@ def drift_page(report: DriftReport, folder: Path) -> str:
     """Drift between two snapshots: URLs, payloads, each task page's text and pixels, anchors."""
     urls = report.urls
     lists = "".join(
-        _folded(f"{len(items)} {name}", "\n".join(items))
+        folded(f"{len(items)} {name}", "\n".join(items))
         for name, items in (
             ("URLs added", urls.added),
             ("URLs removed", urls.removed),
@@ -479,25 +296,16 @@ def drift_page(report: DriftReport, folder: Path) -> str:
             ("paths removed", urls.paths_removed),
         )
     )
-    digests = table(
-        ["content type", "URLs on both", "changed", "examples"],
-        [
-            [d.family, str(d.common), str(d.changed), Markup("<br>".join(escape(x) for x in d.examples))]
-            for d in report.digests
-        ],
-        left=4,
-    )
-    pages = []
-    for drifted, row in zip(report.pages, page_rows(report), strict=True):
-        detail = Markup(_folded("text diff", drifted.text_diff)) if drifted.text_diff else ""
-        pages.append([*row[:5], _diff_cell(drifted, folder), detail, row[5]])
-    anchors = anchor_rows(report)
+    examples = [Markup("<br>".join(escape(url) for url in d.examples)) for d in report.digests]
+    diffs = [_diff_cell(drifted, folder) for drifted in report.pages]
+    texts = [Markup(folded("text diff", p.text_diff) if p.text_diff else "") for p in report.pages]
     verdict = (
         "<p class=note><b>Anchors broke</b> (anchored on A, not on B): "
         f"{escape(', '.join(report.flagged))}</p>"
         if report.flagged
         else "<p>Every injection that anchored on A still anchors on B.</p>"
     )
+    pages = tables.pages(report)
     body = [
         f"<p>A: {_side(report.a)}<br>B: {_side(report.b)}</p>",
         verdict,
@@ -506,25 +314,9 @@ def drift_page(report: DriftReport, folder: Path) -> str:
             f"<p>{len(urls.added)} added, {len(urls.removed)} removed, {urls.common} on both sides.</p>",
             lists,
         ),
-        section("Changed payloads by content type", digests),
-        section(
-            f"Task pages ({len(report.tasks)} tasks)",
-            table(
-                [
-                    "task",
-                    "n",
-                    "URL",
-                    "text lines changed",
-                    "pixels changed",
-                    "diff (B, changes red)",
-                    "text",
-                    "problem",
-                ],
-                pages,
-                left=3,
-            ),
-        ),
-        section("Injection anchors", table(["injection", "type", "task", "A", "B", ""], anchors, left=6)),
+        section("Changed payloads by content type", table(tables.digests(report), [("examples", examples)])),
+        section(pages.title, table(pages, [("diff (B, changes red)", diffs), ("text", texts)])),
+        section("Injection anchors", table(tables.anchors(report))),
     ]
     return page("SusBench Replay: drift", body)
 
