@@ -48,6 +48,8 @@ def _bars(
             continue
         assert row.ci_low is not None and row.ci_high is not None
         axes.bar(position, row.rate, width=width, color=colour, edgecolor="white", linewidth=0.6)
+        # a 0% bar has no height: its top edge, drawn in the bar's colour, still shows it is there
+        axes.hlines(row.rate, position - width / 2, position + width / 2, colors=colour, linewidth=2.5)
         axes.errorbar(
             position,
             row.rate,
