@@ -13,12 +13,15 @@ Checked against `logistf`'s published results on its own example data (tests/dat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, solve_triangular
 from scipy.special import expit
 from scipy.stats import chi2
+
+from susbench.errors import SusbenchError
 
 Matrix = NDArray[np.float64]
 
@@ -36,14 +39,7 @@ class FirthFit:
     loglik: float
     iterations: int
     converged: bool
-    covariance: Matrix | None
-
-    @property
-    def standard_errors(self) -> Matrix:
-        """Wald standard errors from the inverse Fisher information (NaN where it is singular)."""
-        if self.covariance is None:
-            return np.full(self.coefficients.shape, np.nan)
-        return np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
+    covariance: Matrix = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -72,16 +68,28 @@ def equal_constraint(parameters: int, first: int, second: int) -> Matrix:
     return np.delete(matrix, second, axis=1)
 
 
-def _penalized_loglik(design: Matrix, outcome: Matrix, beta: Matrix) -> tuple[float, Matrix, Matrix]:
-    """Penalized log-likelihood, fitted probabilities and Fisher information at `beta`."""
+@dataclass(frozen=True)
+class _State:
+    """Everything one Newton step needs at one beta: the penalized log-likelihood and its parts."""
+
+    loglik: float
+    probability: Matrix
+    information: Matrix
+    cholesky: Matrix | None  # lower factor of the information; None where it is singular
+
+
+def _state(design: Matrix, outcome: Matrix, beta: Matrix) -> _State:
     eta = design @ beta
     probability = expit(eta)
     loglik = float(np.sum(outcome * eta - np.logaddexp(0.0, eta)))
     weight = probability * (1.0 - probability)
     information = design.T @ (weight[:, None] * design)
-    sign, logdet = np.linalg.slogdet(information)
-    penalty = 0.5 * logdet if sign > 0 else -np.inf
-    return loglik + penalty, probability, information
+    try:
+        factor = cholesky(information, lower=True)
+    except LinAlgError:
+        return _State(-np.inf, probability, information, None)
+    # half the log determinant of the information, from its Cholesky factor
+    return _State(loglik + float(np.sum(np.log(np.diag(factor)))), probability, information, factor)
 
 
 def firth_fit(design: Matrix, outcome: Matrix, constraint: Matrix | None = None) -> FirthFit:
@@ -89,44 +97,44 @@ def firth_fit(design: Matrix, outcome: Matrix, constraint: Matrix | None = None)
 
     The step is the Fisher-scoring step on the modified score X'(y - p + h(1/2 - p)) (h: the hat
     matrix diagonal), capped at MAX_STEP per parameter and halved while the penalized
-    log-likelihood would fall, as `logistf` does.
+    log-likelihood would fall, as `logistf` does. Linear algebra goes through Cholesky factors.
     """
     parameters = design.shape[1]
     transform = identity_constraint(parameters) if constraint is None else constraint
     gamma = np.zeros(transform.shape[1])
-    loglik, probability, information = _penalized_loglik(design, outcome, transform @ gamma)
+    state = _state(design, outcome, transform @ gamma)
+    if state.cholesky is None:
+        raise SusbenchError("the model's design matrix is singular (a column repeats others); cannot fit")
     converged = False
     iterations = 0
     while iterations < MAX_ITERATIONS:
-        weight = probability * (1.0 - probability)
-        hat = weight * np.einsum("ij,jk,ik->i", design, np.linalg.pinv(information), design)
+        probability = state.probability
+        spread = solve_triangular(state.cholesky, design.T, lower=True)
+        hat = probability * (1.0 - probability) * np.sum(spread * spread, axis=0)
         score = transform.T @ (design.T @ (outcome - probability + hat * (0.5 - probability)))
         if float(np.max(np.abs(score), initial=0.0)) < TOLERANCE:
             converged = True
             break
-        step = np.linalg.lstsq(transform.T @ information @ transform, score, rcond=None)[0]
+        step = cho_solve(cho_factor(transform.T @ state.information @ transform, lower=True), score)
         largest = float(np.max(np.abs(step)))
         if largest > MAX_STEP:
             step *= MAX_STEP / largest
         for _ in range(MAX_HALVINGS):
-            candidate = gamma + step
-            trial = _penalized_loglik(design, outcome, transform @ candidate)
-            if trial[0] >= loglik - 1e-12:
+            trial = _state(design, outcome, transform @ (gamma + step))
+            if trial.loglik >= state.loglik - 1e-12:
                 break
             step /= 2.0
-        gamma = candidate
-        loglik, probability, information = trial
+        if trial.cholesky is None:
+            break
+        gamma, state = gamma + step, trial
         iterations += 1
-    try:
-        covariance = np.linalg.inv(information)
-    except np.linalg.LinAlgError:
-        covariance = None
+    assert state.cholesky is not None
     return FirthFit(
         coefficients=transform @ gamma,
-        loglik=loglik,
+        loglik=state.loglik,
         iterations=iterations,
         converged=converged,
-        covariance=covariance,
+        covariance=cho_solve((state.cholesky, True), np.eye(parameters)),
     )
 
 

@@ -16,6 +16,7 @@ from itertools import combinations
 import numpy as np
 from pydantic import Field
 from scipy.linalg import qr
+from threadpoolctl import threadpool_limits
 
 from susbench.analysis.firth import (
     FirthFit,
@@ -235,8 +236,15 @@ def fit_model(episodes: Sequence[EpisodeRow], spec: ModelSpec | None = None) -> 
     """Fit the model on the exposures among `episodes`; None when there are none.
 
     Pairwise comparisons always come from the main-effects model (with the task factor if asked):
-    under an interaction a main effect is only the effect at the reference level.
+    under an interaction a main effect is only the effect at the reference level. The matrices are
+    small, so BLAS runs on one thread: a threaded BLAS spends far longer waking its threads on a
+    busy machine than it saves (measured 12x slower with load on 2 cores).
     """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _fit_model(episodes, spec)
+
+
+def _fit_model(episodes: Sequence[EpisodeRow], spec: ModelSpec | None) -> ModelReport | None:
     spec = spec or ModelSpec()
     exposures = [episode for episode in episodes if episode.exposed and episode.pattern_type]
     if not exposures:
