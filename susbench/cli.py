@@ -12,6 +12,7 @@ from rich.markup import escape
 from recorder.cli import record, snapshot_app
 from replayer.cli import app as replay_app
 from susbench import __version__
+from susbench.analysis_cli import compare, drift, report
 from susbench.browser import chromium_version, find_chromium
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
@@ -24,7 +25,7 @@ from susbench.models import (
     SnapshotManifest,
     Task,
 )
-from susbench.run_cli import demo, query, report, results_app, run
+from susbench.run_cli import demo, query, results_app, run
 from susbench.web.cli import app as web_app
 
 app = typer.Typer(
@@ -49,7 +50,9 @@ app.command(
     "demo", help="The embedded default: every task with each scripted baseline, offline, then the report."
 )(demo)
 app.command("run", help="Run tasks with an operator, live or from a snapshot, into DuckDB.")(run)
-app.command("report", help="Avoidance rates by operator and pattern type, with 95% Wilson intervals.")(report)
+app.command("report", help="Avoidance per run configuration, Firth model, Figure 4, HTML.")(report)
+app.command("compare", help="Pair two runs: agreement, discordant pairs, McNemar, differences.")(compare)
+app.command("drift", help="Drift between two snapshots (or one and the live web), anchors included.")(drift)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
 app.add_typer(results_app, name="results", help="Export results (Parquet).")
 

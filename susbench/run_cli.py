@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated
@@ -104,6 +104,10 @@ def run(
     live_resolve: Annotated[
         list[str] | None, typer.Option(help="HOST[:PORT]=IP:PORT upstream for --live (default: local web)")
     ] = None,
+    live_date: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
+    ] = None,
     repeats: Annotated[int, typer.Option(min=1, help="episodes per task")] = 1,
     seed: Annotated[int, typer.Option(help="seeds injection choice, control share and operators")] = 0,
     control_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="share of control episodes")] = 0.0,
@@ -129,6 +133,7 @@ def run(
             snapshot=snapshot,
             live=live,
             live_resolve=tuple(live_resolve or ()),
+            live_date=live_date.date() if live_date else None,
             repeats=repeats,
             seed=seed,
             control_rate=control_rate,
@@ -167,22 +172,6 @@ def demo(
     with Store(db, read_only=True) as store:
         console.print(render_report(build_report(store)))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
-
-
-def report(
-    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
-    where: Annotated[
-        str, typer.Option("--where", help="SQL filter over episode_outcomes, e.g. \"mode = 'live'\"")
-    ] = "",
-) -> None:
-    """Avoidance by operator × pattern type with counts and 95% Wilson intervals."""
-    with Store(db, read_only=True) as store:
-        result = build_report(store, where)
-    if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
-    else:
-        _console().print(render_report(result))
 
 
 def query(

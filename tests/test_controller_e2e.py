@@ -39,7 +39,7 @@ SELECTOR = ",".join(TYPE_TASKS.values())
 def rates(db: Path, operator: str) -> dict[str, float | None]:
     with Store(db, read_only=True) as store:
         report = build_report(store, f"operator = '{operator}'")
-    return {row.pattern_type: row.rate for row in report.rows}
+    return {row.pattern_type: row.rate for group in report.groups for row in group.rows}
 
 
 def test_baselines_measure_what_they_claim(tmp_path: Path) -> None:

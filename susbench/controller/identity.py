@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
@@ -45,11 +46,19 @@ class RunIdentity(RunInputs):
     repeats later extends the same run instead of starting another.
     """
 
-    ASKED: ClassVar[tuple[str, ...]] = ("operator", "mode", "live_resolve", "seed", "control_rate")
+    ASKED: ClassVar[tuple[str, ...]] = (
+        "operator",
+        "mode",
+        "live_resolve",
+        "live_date",
+        "seed",
+        "control_rate",
+    )
 
     operator: str
     mode: Mode
     live_resolve: tuple[str, ...]
+    live_date: date | None = None
     seed: int
     control_rate: float
 

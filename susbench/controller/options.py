@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from pydantic import Field
@@ -21,6 +22,9 @@ class RunOptions(Frozen):
     snapshot: Path | None = None
     live: bool = False
     live_resolve: tuple[str, ...] = ()
+    live_date: date | None = Field(
+        default=None, description="the local web's date in live mode (default: today)"
+    )
     repeats: int = Field(default=1, ge=1, le=10_000)
     seed: int = 0
     control_rate: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -55,6 +59,8 @@ def check_options(options: RunOptions) -> None:
         raise SusbenchError(f"--db {options.db}: its folder does not exist; expected a writable path")
     if options.live and options.snapshot is not None:
         raise SusbenchError("--snapshot and --live exclude each other; expected one of them")
+    if options.live_date is not None and not (options.live and not options.live_resolve):
+        raise SusbenchError("--live-date sets the local web's date: it needs --live and no --live-resolve")
     try:
         HostMap.parse(list(options.live_resolve))
     except ValueError as exc:

@@ -99,6 +99,7 @@ def run_identity(options: RunOptions, inputs: RunInputs) -> RunIdentity:
         operator=options.operator,
         mode=options.mode,
         live_resolve=options.live_resolve,
+        live_date=options.live_date,
         seed=options.seed,
         control_rate=options.control_rate,
         **inputs.model_dump(),

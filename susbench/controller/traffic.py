@@ -126,5 +126,5 @@ def live_upstream(options: RunOptions) -> Iterator[tuple[tuple[str, ...], Path |
     if options.live_resolve:
         yield options.live_resolve, None
         return
-    with LocalWeb(port=0) as web:
+    with LocalWeb(port=0, date=options.live_date) as web:
         yield tuple(web.resolve.as_args()), web.ca_cert_path
