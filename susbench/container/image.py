@@ -200,6 +200,7 @@ def build_image(
     ca_bundle: str = "",
     pins: dict[str, str] | None = None,
     on_line: Callable[[str], None] = lambda line: None,
+    no_cache: bool = False,
 ) -> BuildResult:
     """Build the Dockerfile in `context` as `tag` through the engine's API.
 
@@ -212,5 +213,5 @@ def build_image(
     if base is not None:
         buildargs["BASE"] = base
     started = time.monotonic()
-    image = runtime.build(context, tag, {**buildargs, "BUILD_CA_CERTS": ca_bundle}, on_line)
+    image = runtime.build(context, tag, {**buildargs, "BUILD_CA_CERTS": ca_bundle}, on_line, no_cache)
     return BuildResult(image=image, seconds=time.monotonic() - started, buildargs=buildargs)

@@ -69,7 +69,12 @@ class ContainerRuntime(Protocol):
 
     def import_rootfs(self, tarball: Path, tag: str) -> ImageInfo: ...
     def build(
-        self, context: Path, tag: str, buildargs: dict[str, str], on_line: Callable[[str], None]
+        self,
+        context: Path,
+        tag: str,
+        buildargs: dict[str, str],
+        on_line: Callable[[str], None],
+        no_cache: bool = False,
     ) -> ImageInfo: ...
     def image(self, tag: str) -> ImageInfo | None: ...
     def start(self, spec: ContainerSpec) -> str: ...
@@ -122,13 +127,24 @@ class DockerApiRuntime:
         return found
 
     def build(
-        self, context: Path, tag: str, buildargs: dict[str, str], on_line: Callable[[str], None]
+        self,
+        context: Path,
+        tag: str,
+        buildargs: dict[str, str],
+        on_line: Callable[[str], None],
+        no_cache: bool = False,
     ) -> ImageInfo:
         """Build `context`/Dockerfile (honouring .dockerignore), streaming the build log to `on_line`."""
         tail: list[str] = []
         try:
             for chunk in self._client.api.build(
-                path=str(context), tag=tag, buildargs=buildargs, rm=True, forcerm=True, decode=True
+                path=str(context),
+                tag=tag,
+                buildargs=buildargs,
+                rm=True,
+                forcerm=True,
+                nocache=no_cache,
+                decode=True,
             ):
                 for line in _build_lines(chunk):
                     tail = [*tail[-30:], line]
