@@ -32,10 +32,13 @@ def base(
     tag: Annotated[str, typer.Option(help="tag of the base image")] = BASE_IMAGE,
     suite: Annotated[str, typer.Option(help="Debian release")] = SUITE,
     mirror: Annotated[str, typer.Option(help="Debian mirror")] = MIRROR,
+    force: Annotated[bool, typer.Option("--force", help="make it again even if the tag exists")] = False,
 ) -> None:
-    """Make the Debian base without a registry: debootstrap --variant=minbase, trimmed like
-    debian:*-slim, imported and tagged locally (root and debootstrap needed)."""
-    image = make_base(DockerApiRuntime(), tag=tag, suite=suite, mirror=mirror, on_line=typer.echo)
+    """Make the Debian base without a registry (root and debootstrap needed)."""
+    runtime = DockerApiRuntime()
+    image = None if force else runtime.image(tag)
+    if image is None:
+        image = make_base(runtime, tag=tag, suite=suite, mirror=mirror, on_line=typer.echo)
     typer.echo(f"{tag}  {image.id[:19]}  {image.size / 1e6:.0f} MB")
 
 
@@ -57,7 +60,7 @@ def build(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="print only the result")] = False,
 ) -> None:
-    """Build the Dockerfile through the Docker API (Docker, or Podman's `podman system service`)."""
+    """Build the Dockerfile through the Docker API (Docker, or `podman system service`)."""
     bundle = "".join(path.read_text() for path in ca_cert) if ca_cert else host_ca_bundle()
     result = build_image(
         DockerApiRuntime(),
@@ -109,8 +112,7 @@ def serve(
     ] = None,
     launch: Annotated[bool, typer.Option(help="start a browser at once (else on the first request)")] = True,
 ) -> None:
-    """Inside the browser container: the replayer, and Chromium with the extension in a fresh
-    profile, reachable only through the unix sockets in SOCKET_DIR."""
+    """Inside the browser container: the replayer and Chromium, reachable only through SOCKET_DIR."""
     from susbench.container.serve import BrowserServer
 
     if not socket_dir.is_dir():
