@@ -13,6 +13,7 @@ ARG CHROMIUM_VERSION=156.0.8078.114-1~deb12u1
 ARG FONTS_DEJAVU_CORE_VERSION=2.37-6
 ARG FONTS_LIBERATION_VERSION=1:1.07.4-11
 
+# libatomic1: Playwright's Node driver needs it (serve launches Chromium through Playwright, as the host does).
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \

@@ -22,13 +22,23 @@ pytestmark = [pytest.mark.container, pytest.mark.e2e, pytest.mark.timeout(CONTAI
 PAGE = "https://bazaarly.test/"
 
 
+SETTLE = "Promise.all([document.fonts.ready, ...[...document.images].map((image) => image.decode())])"
+MAX_SHOTS = 5
+
+
 def _render(page: Page) -> tuple[str, bytes]:
-    """The page's DOM hash and a screenshot, once it and its fonts have settled."""
+    """The page's DOM hash and a screenshot, once fonts and images are decoded and two consecutive
+    screenshots agree (as Playwright's own screenshot assertions wait for a stable frame)."""
     page.goto(PAGE, wait_until="load")
     page.wait_for_load_state("networkidle")
-    page.evaluate("document.fonts.ready.then(() => true)")
+    page.evaluate(f"{SETTLE}.then(() => true, () => true)")
     dom = hashlib.sha256(page.content().encode()).hexdigest()
-    return dom, page.screenshot(animations="disabled", caret="hide")
+    shot = page.screenshot(animations="disabled", caret="hide")
+    for _ in range(MAX_SHOTS):
+        previous, shot = shot, page.screenshot(animations="disabled", caret="hide")
+        if shot == previous:
+            break
+    return dom, shot
 
 
 def different_pixels(first: bytes, second: bytes) -> float:

@@ -48,6 +48,7 @@ from susbench.container.runtime import (
 from susbench.errors import BrowserError, SnapshotError
 
 READY_TIMEOUT_S = 60.0
+HOLD_TIMEOUT_S = 60
 POLL_S = 0.05
 ROLE_LABEL = "io.susbench.role"
 
@@ -103,7 +104,14 @@ class BrowserContainer:
         self.id = self.runtime.start(
             ContainerSpec(
                 image=self.image,
-                command=("susbench", "browser", "serve", "--no-launch"),
+                command=(
+                    "susbench",
+                    "browser",
+                    "serve",
+                    "--no-launch",
+                    "--hold-timeout",
+                    str(HOLD_TIMEOUT_S),
+                ),
                 mounts=(
                     Mount(source=self.snapshot, target=SNAPSHOT_MOUNT, read_only=True),
                     Mount(source=sockets, target=SOCKET_MOUNT, read_only=False),
@@ -114,6 +122,7 @@ class BrowserContainer:
         self._stack.callback(self.runtime.remove, self.id)
         self.control = ControlClient(sockets / CONTROL_SOCKET)
         self._wait_ready()
+        self._stack.callback(self.control.hold().close)
         self.relay = self._stack.enter_context(TcpToUnixRelay(sockets / CDP_SOCKET))
 
     def _wait_ready(self) -> None:

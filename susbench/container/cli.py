@@ -111,6 +111,13 @@ def serve(
         Path | None, typer.Option(help="built extension (default: $SUSBENCH_EXTENSION, else built now)")
     ] = None,
     launch: Annotated[bool, typer.Option(help="start a browser at once (else on the first request)")] = True,
+    hold_timeout: Annotated[
+        float,
+        typer.Option(
+            help="stop unless a host holds the control socket within this many seconds, and "
+            "when it lets go (0: serve until stopped)"
+        ),
+    ] = 0,
 ) -> None:
     """Inside the browser container: the replayer and Chromium, reachable only through SOCKET_DIR."""
     from susbench.container.serve import BrowserServer
@@ -118,7 +125,7 @@ def serve(
     if not socket_dir.is_dir():
         raise SusbenchError(f"--socket-dir {socket_dir}: no such folder (mount one at {SOCKET_MOUNT})")
     extension_dir = extension or _default_extension()
-    BrowserServer(snapshot, socket_dir, extension_dir).run(launch)
+    BrowserServer(snapshot, socket_dir, extension_dir, hold_timeout or None).run(launch)
 
 
 def _default_extension() -> Path:

@@ -41,14 +41,7 @@ class ServeProfile(Frozen):
 
     @classmethod
     def of(cls, profile: BrowserProfile) -> ServeProfile:
-        return cls(
-            headless=profile.headless,
-            viewport=profile.viewport,
-            locale=profile.locale,
-            timezone=profile.timezone,
-            block_service_workers=profile.block_service_workers,
-            extra_args=profile.extra_args,
-        )
+        return cls.model_validate(profile.model_dump(include=set(cls.model_fields)))
 
 
 class LaunchRequest(Frozen):
@@ -69,7 +62,14 @@ class StatusRequest(Frozen):
     op: Literal["status"] = "status"
 
 
-Request = Annotated[LaunchRequest | LogRequest | StatusRequest, Field(discriminator="op")]
+class HoldRequest(Frozen):
+    """The host keeps this connection open while it wants the container; the server stops when the
+    last one closes (also when the host is killed), so no container outlives its host process."""
+
+    op: Literal["hold"] = "hold"
+
+
+Request = Annotated[LaunchRequest | LogRequest | StatusRequest | HoldRequest, Field(discriminator="op")]
 REQUEST = TypeAdapter(Request)
 
 
@@ -117,13 +117,24 @@ class ControlClient:
         self.socket_path = socket_path
 
     def _ask(self, request: Frozen, timeout: float) -> dict[str, Any]:
+        with self._connect(timeout) as connection:
+            return self._exchange(connection, request)
+
+    def _connect(self, timeout: float) -> socket.socket:
+        connection = socket.socket(socket.AF_UNIX)
+        connection.settimeout(timeout)
         try:
-            with socket.socket(socket.AF_UNIX) as connection:
-                connection.settimeout(timeout)
-                connection.connect(str(self.socket_path))
-                connection.sendall(request.model_dump_json().encode() + b"\n")
-                with connection.makefile("rb") as stream:
-                    line = stream.readline(MAX_LINE)
+            connection.connect(str(self.socket_path))
+        except OSError as exc:
+            connection.close()
+            raise ContainerError(f"{self.socket_path}: the browser server does not answer ({exc})") from None
+        return connection
+
+    def _exchange(self, connection: socket.socket, request: Frozen) -> dict[str, Any]:
+        try:
+            connection.sendall(request.model_dump_json().encode() + b"\n")
+            with connection.makefile("rb") as stream:
+                line = stream.readline(MAX_LINE)
         except OSError as exc:
             raise ContainerError(f"{self.socket_path}: the browser server does not answer ({exc})") from None
         if not line:
@@ -141,3 +152,13 @@ class ControlClient:
 
     def status(self, timeout: float = 10.0) -> Status:
         return Status.model_validate(self._ask(StatusRequest(), timeout))
+
+    def hold(self, timeout: float = 10.0) -> socket.socket:
+        """A held connection: close it (or exit) and the container's server stops."""
+        connection = self._connect(timeout)
+        try:
+            self._exchange(connection, HoldRequest())
+        except ContainerError:
+            connection.close()
+            raise
+        return connection

@@ -214,13 +214,17 @@ class DockerApiRuntime:
         return int(result.exit_code), result.output.decode("utf-8", "replace")
 
     def state(self, container_id: str) -> str:
-        """ "running", "exited", ... or "gone"."""
+        """Docker's words: "created", "running", "exited"...; "gone" when there is no such container.
+
+        Podman's "stopped" (exited, not yet cleaned up) is "exited".
+        """
         try:
-            return str(self._client.containers.get(container_id).status)
+            status = str(self._client.containers.get(container_id).status)
         except self._errors.NotFound:
             return "gone"
         except self._errors.DockerException as exc:
             raise self._fail(f"inspecting container {container_id[:12]}", exc) from None
+        return "exited" if status == "stopped" else status
 
     def logs(self, container_id: str) -> str:
         try:

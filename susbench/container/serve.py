@@ -14,6 +14,7 @@ import asyncio
 import json
 import queue
 import signal
+import threading
 import time
 from concurrent.futures import Future
 from contextlib import ExitStack
@@ -28,8 +29,8 @@ from susbench.browser import BrowserProfile, LocalBackend, chromium_version, fin
 from susbench.container.control import (
     CDP_SOCKET,
     CONTROL_SOCKET,
-    MAX_LINE,
     EpisodeLog,
+    HoldRequest,
     Launched,
     LaunchRequest,
     LogRequest,
@@ -57,18 +58,28 @@ def _stop(signum: int, frame: object) -> None:
 class BrowserServer:
     """Replayer + one browser at a time, driven through the control socket."""
 
-    def __init__(self, snapshot: Path, socket_dir: Path, extension_dir: Path) -> None:
+    def __init__(
+        self, snapshot: Path, socket_dir: Path, extension_dir: Path, hold_timeout_s: float | None = None
+    ) -> None:
         self.snapshot = snapshot
         self.socket_dir = socket_dir
         self.extension_dir = extension_dir
+        self.hold_timeout_s = hold_timeout_s
+        self._holders = 0
+        self._held = False
+        self._stopping = threading.Event()
         self._jobs: queue.Queue[_Job] = queue.Queue()
         self._cdp_port: int | None = None
         self._browser = ExitStack()
         self._chromium = chromium_version(find_chromium())
 
     def run(self, launch: bool) -> None:
-        """Serve until SIGTERM/SIGINT; `launch` starts a browser right away, with the snapshot's
-        viewport, locale and time zone."""
+        """Serve until SIGTERM/SIGINT, or (with a hold timeout) until the host lets go.
+
+        `launch` starts a browser right away, with the snapshot's viewport, locale and time zone.
+        With `hold_timeout_s`, a host must hold a control connection within that time, and the server
+        stops when the last held connection closes.
+        """
         signal.signal(signal.SIGTERM, _stop)
         with ExitStack() as stack:
             self._replay = stack.enter_context(DirectReplayServer(self.snapshot))
@@ -86,15 +97,24 @@ class BrowserServer:
             io.call(serve_unix(self.socket_dir / CDP_SOCKET, piping(self._open_cdp)))
             io.call(serve_unix(self.socket_dir / CONTROL_SOCKET, self._control))
             print(json.dumps({"ready": self._status().model_dump()}), flush=True)
+            started = time.monotonic()
             try:
-                while True:
+                while not self._stopping.is_set():
+                    if self._unclaimed(started):
+                        break
                     try:
                         job = self._jobs.get(timeout=POLL_S)
                     except queue.Empty:
                         continue
                     self._run(job)
             except KeyboardInterrupt:
-                print(json.dumps({"stopped": True}), flush=True)
+                pass
+            print(json.dumps({"stopped": True}), flush=True)
+
+    def _unclaimed(self, started: float) -> bool:
+        """No host came to hold this server within the hold timeout."""
+        timeout = self.hold_timeout_s
+        return timeout is not None and not self._held and time.monotonic() - started > timeout
 
     def _run(self, job: _Job) -> None:
         try:
@@ -152,16 +172,32 @@ class BrowserServer:
         try:
             line = await reader.readuntil(b"\n")
             reply = await self._answer(line)
+            writer.write(reply.model_dump_json().encode() + b"\n")
+            await writer.drain()
+            if reply.ok and isinstance(parse_request(line), HoldRequest):
+                await self._hold(reader)
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            pass
+        except asyncio.CancelledError:  # shutting down
+            pass
+        finally:
             writer.close()
-            return
-        writer.write(reply.model_dump_json().encode() + b"\n")
-        await writer.drain()
-        writer.close()
+
+    async def _hold(self, reader: asyncio.StreamReader) -> None:
+        """Until the host closes the connection (or its process ends); the last one out stops us."""
+        self._holders += 1
+        self._held = True
+        try:
+            while await reader.read(4096):
+                pass
+        finally:
+            self._holders -= 1
+            if self._holders == 0:
+                self._stopping.set()
 
     async def _answer(self, line: bytes) -> Reply:
         try:
-            request = parse_request(line[:MAX_LINE])
+            request = parse_request(line)
             result: Frozen
             if isinstance(request, LaunchRequest):
                 job = _Job(request.profile, Future())
@@ -170,7 +206,7 @@ class BrowserServer:
             elif isinstance(request, LogRequest):
                 entries = [entry for entry in self._replay.log if entry.episode == request.episode]
                 result = EpisodeLog(entries=tuple(entries))
-            else:
+            else:  # status, and the answer to a hold
                 result = self._status()
         except Exception as exc:  # noqa: BLE001 - every failure is answered, never crashes the server
             return Reply(ok=False, error=f"{type(exc).__name__}: {exc}")
