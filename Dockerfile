@@ -28,8 +28,8 @@ RUN apt-get update \
 
 ENV VIRTUAL_ENV=/opt/susbench/venv PATH=/opt/susbench/venv/bin:$PATH
 WORKDIR /opt/susbench/src
-# Dependencies first (from pyproject.toml alone), so a source change reuses this layer.
-COPY pyproject.toml README.md ./
+# Dependencies first (from pyproject.toml alone), so a source or README change reuses this layer.
+COPY pyproject.toml ./
 # PEM certificates pip trusts while it downloads (behind a TLS-intercepting proxy); never kept.
 ARG BUILD_CA_CERTS=
 RUN python3 -m venv "$VIRTUAL_ENV" \

@@ -20,6 +20,10 @@ from tests.fixtures.container import CONTAINER_TIMEOUT_S
 pytestmark = [pytest.mark.container, pytest.mark.e2e, pytest.mark.timeout(CONTAINER_TIMEOUT_S)]
 
 PAGE = "https://bazaarly.test/"
+# Chromium itself now and then antialiases a rounded corner one level differently from one page load
+# to the next (seen on the host alone: 4 of 1,024,000 pixels, about one load in ten under load), so
+# host vs container is measured and reported, and held to this share of pixels.
+SAME_BUILD_TOLERANCE = 1e-4
 
 
 SETTLE = "Promise.all([document.fonts.ready, ...[...document.images].map((image) => image.decode())])"
@@ -107,6 +111,6 @@ def test_container_and_host_draw_the_same_pixels(
     print(f"container vs host: {fraction:.6%} of pixels differ")
     assert host_dom == container_dom
     if _host_matches_image(browser_image):
-        assert fraction == 0.0, "same Chromium and fonts on both sides, yet the pixels differ"
+        assert fraction < SAME_BUILD_TOLERANCE, "same Chromium and fonts on both sides, yet the pixels differ"
     else:
         assert fraction < 0.05, f"{fraction:.2%} of pixels differ (host Chromium or fonts differ)"
