@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,16 +20,11 @@ from susbench.container.image import (
 )
 from susbench.container.runtime import ContainerSpec, ImageInfo
 from tests.fixtures.container import CONTAINER_TIMEOUT_S
+from tests.test_cli import susbench
 
 # Files that must never be in the image: CA keys (the replay CA is made per container at run
 # time) and the certificate bundle the build hands to pip.
 SECRETS_PROBE = r"find / -xdev \( -name '*key*.pem' -o -name 'build-ca.pem' -o -path '*replay-ca*' \) -print"
-
-
-def susbench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "susbench", *args], capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def test_dockerfile_defaults_match_the_project() -> None:
