@@ -13,7 +13,7 @@ from recorder.cli import record, snapshot_app
 from replayer.cli import app as replay_app
 from susbench import __version__
 from susbench.analysis_cli import compare, drift, report
-from susbench.browser import chromium_version, find_chromium
+from susbench.container.cli import browser_app, image_app
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
 from susbench.models import (
@@ -55,6 +55,8 @@ app.command("compare", help="Pair two runs: agreement, discordant pairs, McNemar
 app.command("drift", help="Drift between two snapshots (or one and the live web), anchors included.")(drift)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
 app.add_typer(results_app, name="results", help="Export results (Parquet).")
+app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
+app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
 
 SCHEMA_MODELS = {
     model.__name__: model
@@ -71,14 +73,6 @@ def schema(name: str = typer.Argument(None, help=f"one of: {', '.join(SCHEMA_MOD
     else:
         raise SusbenchError(f"unknown model {name!r}; expected one of: {', '.join(SCHEMA_MODELS)}")
     typer.echo(json.dumps(document, indent=2))
-
-
-@app.command("browser", help="Find Chromium (installing Debian's package as root if asked) and print it.")
-def browser(
-    install: bool = typer.Option(False, "--install", help="apt-get install chromium when none is found"),
-) -> None:
-    executable = find_chromium(install=install)
-    typer.echo(f"{executable}  ({chromium_version(executable)})")
 
 
 @app.command("version", help="Print the version of SusBench Replay.")
