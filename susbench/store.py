@@ -97,8 +97,10 @@ CREATE TABLE IF NOT EXISTS requests (
     score DOUBLE,
     status INTEGER,
     miss BOOLEAN NOT NULL,
+    session VARCHAR,
     PRIMARY KEY (episode_id, seq)
 );
+ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
 CREATE OR REPLACE VIEW episode_outcomes AS
 SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
        e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s
@@ -140,6 +142,7 @@ class RequestRecord(Frozen):
     score: float | None = None
     status: int | None = None
     miss: bool = False
+    session: str | None = Field(default=None, description="the recorded browser session that answered it")
 
 
 class EpisodeRecord(Frozen):
@@ -288,7 +291,8 @@ class Store:
             )
             if record.requests:
                 db.executemany(
-                    "INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO requests (episode_id, seq, url, method, match_kind, rule, score, status, "
+                    "miss, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         [
                             episode.id,
@@ -300,6 +304,7 @@ class Store:
                             request.score,
                             request.status,
                             request.miss,
+                            request.session,
                         ]
                         for seq, request in enumerate(record.requests)
                     ],

@@ -127,7 +127,7 @@ class EpisodeRunner:
         def note(source: EventSource, kind: str, detail: dict[str, Any]) -> None:
             events.append(_event(source, kind, detail))
 
-        with self._traffic.episode(episode) as traffic:
+        with self._traffic.episode(episode, job.task.capture_plan().id) as traffic:
             profile = routed_profile(
                 traffic,
                 self.setup.look,
