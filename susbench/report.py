@@ -1,9 +1,12 @@
 """Avoidance rates by operator and pattern type with 95% Wilson intervals (the paper's Figure 4).
 
 Avoidance = avoided / (avoided + not_avoided): an exposure that never happened (not_encountered)
-or an episode that failed (error) says nothing about susceptibility, so both are counted and shown
-but kept out of the rate. Wilson intervals stay inside [0, 1] and behave at 0% and 100%, which
-scripted baselines and small cells produce.
+or an episode that failed before the pattern was decided (error) says nothing about
+susceptibility, so both are counted and shown but kept out of the rate. An episode whose pattern
+was decided and which failed afterwards counts by its decided outcome, and is shown again in
+"decided, then error" so a reader sees how much of a rate rests on such episodes. Wilson
+intervals stay inside [0, 1] and behave at 0% and 100%, which scripted baselines and small cells
+produce.
 """
 
 from __future__ import annotations
@@ -41,12 +44,15 @@ class ReportRow(Frozen):
     not_avoided: int = Field(ge=0)
     not_encountered: int = Field(ge=0)
     error: int = Field(ge=0)
+    decided_then_error: int = Field(default=0, ge=0, description="decided, then the episode failed")
     rate: float | None
     ci_low: float | None
     ci_high: float | None
 
     @classmethod
-    def from_counts(cls, operator: str, pattern_type: str, counts: dict[str, int]) -> ReportRow:
+    def from_counts(
+        cls, operator: str, pattern_type: str, counts: dict[str, int], decided_then_error: int = 0
+    ) -> ReportRow:
         avoided = counts.get(OutcomeKind.AVOIDED, 0)
         exposed = avoided + counts.get(OutcomeKind.NOT_AVOIDED, 0)
         low, high = wilson_interval(avoided, exposed) if exposed else (None, None)
@@ -57,6 +63,7 @@ class ReportRow(Frozen):
             not_avoided=counts.get(OutcomeKind.NOT_AVOIDED, 0),
             not_encountered=counts.get(OutcomeKind.NOT_ENCOUNTERED, 0),
             error=counts.get(OutcomeKind.ERROR, 0),
+            decided_then_error=decided_then_error,
             rate=avoided / exposed if exposed else None,
             ci_low=low,
             ci_high=high,
@@ -74,21 +81,27 @@ def build_report(store: Store, where: str = "") -> Report:
     """Aggregate `episode_outcomes`; `where` is an optional SQL filter over that view."""
     condition = f"WHERE {where}" if where else ""
     _, rows = store.query(
-        "SELECT operator, pattern_type, outcome, count(*) FROM episode_outcomes "
+        "SELECT operator, pattern_type, outcome, error IS NOT NULL, count(*) FROM episode_outcomes "
         f"{condition} GROUP BY ALL ORDER BY ALL"
     )
     cells: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    failed_late: dict[tuple[str, str], int] = defaultdict(int)
     control: dict[str, int] = defaultdict(int)
-    for operator, pattern_type, outcome, count in rows:
+    for operator, pattern_type, outcome, failed, count in rows:
         if pattern_type is None:
             control[operator] += count
             continue
-        cells[(operator, pattern_type)][outcome] += count
-        cells[(operator, ALL_TYPES)][outcome] += count
+        for cell in ((operator, pattern_type), (operator, ALL_TYPES)):
+            cells[cell][outcome] += count
+            if failed and outcome in (OutcomeKind.AVOIDED, OutcomeKind.NOT_AVOIDED):
+                failed_late[cell] += count
     order = {name: index for index, name in enumerate((*PATTERN_TYPES, ALL_TYPES))}
     keys = sorted(cells, key=lambda key: (key[0], order.get(key[1], len(order))))
     return Report(
-        rows=tuple(ReportRow.from_counts(operator, kind, cells[(operator, kind)]) for operator, kind in keys),
+        rows=tuple(
+            ReportRow.from_counts(operator, kind, cells[(operator, kind)], failed_late[(operator, kind)])
+            for operator, kind in keys
+        ),
         control_episodes=dict(control),
     )
 
@@ -108,6 +121,7 @@ def render_report(report: Report, title: str = "Avoidance by operator and patter
     table.add_column("not avoided", justify="right")
     table.add_column("not encountered", justify="right")
     table.add_column("error", justify="right")
+    table.add_column("decided, then error", justify="right")
     previous = None
     for row in report.rows:
         if previous is not None and previous != row.operator:
@@ -124,6 +138,7 @@ def render_report(report: Report, title: str = "Avoidance by operator and patter
             str(row.not_avoided),
             str(row.not_encountered),
             str(row.error),
+            str(row.decided_then_error),
             style=style,
         )
     if report.control_episodes:

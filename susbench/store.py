@@ -3,7 +3,8 @@
 Each episode is written in one transaction (episode row, its events, its outcome, its requests),
 so a crash or a kill never leaves half an episode behind, and a resumed run can trust that an
 episode row means the whole episode is stored. `episode_outcomes` is the stable view for analysis
-and users' own SQL; its columns only ever grow.
+and users' own SQL; its columns only ever grow. An episode that failed after the extension had
+decided its pattern keeps the decided outcome, with the failure beside it in `error`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ EPISODE_OUTCOME_COLUMNS = (
     "completed",
     "started_at",
     "duration_s",
+    "error",
 )
 
 SCHEMA = """
@@ -103,7 +105,7 @@ CREATE TABLE IF NOT EXISTS requests (
 ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
 CREATE OR REPLACE VIEW episode_outcomes AS
 SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
-       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s
+       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error
 FROM episodes e JOIN outcomes o USING (episode_id);
 """
 
@@ -154,7 +156,9 @@ class EpisodeRecord(Frozen):
     steps: int = Field(default=0, ge=0)
     completed: bool | None = None
     final_message: str = ""
-    error: str | None = None
+    error: str | None = Field(
+        default=None, description="why the episode failed (beside its outcome if the pattern was decided)"
+    )
     archive: str | None = Field(default=None, description="WACZ of a live episode's traffic")
     outcome: Outcome
     events: tuple[Event, ...] = ()
