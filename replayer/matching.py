@@ -118,6 +118,10 @@ class SplitUrl:
     def base(self) -> str:
         return f"{self.scheme}://{self.netloc}{self.path}"
 
+    @property
+    def exact(self) -> str:
+        return self.base + (f"?{self.query}" if self.query else "")
+
 
 def split_url(url: str) -> SplitUrl:
     """Normalise the parts that never matter: scheme/host case, default port, fragment."""
@@ -135,8 +139,7 @@ def split_url(url: str) -> SplitUrl:
 
 def exact_url(url: str) -> str:
     """The exact key of a URL (SURT-like: same resource ⇔ same key, query order kept)."""
-    parts = split_url(url)
-    return parts.base + (f"?{parts.query}" if parts.query else "")
+    return split_url(url).exact
 
 
 def body_digest(body: bytes) -> str:
@@ -392,7 +395,7 @@ class _Request:
     def __init__(self, method: str, url: str, body: bytes, canon: Canonicalizer) -> None:
         self.method = method
         self.parts = split_url(url)
-        self.exact = exact_url(url)
+        self.exact = self.parts.exact
         self.digest = body_digest(body) if method in BODY_METHODS else ""
         self._url = url
         self._body = body
