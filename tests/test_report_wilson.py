@@ -49,3 +49,18 @@ def test_report_counts_and_rates(tmp_path: Path) -> None:
     assert by_type["all"].rate == 0.75
     assert report.control_episodes == {"careful": 1}
     assert render_report(report).row_count == 2
+
+
+def test_decided_outcomes_that_ended_in_error_count_and_show(tmp_path: Path) -> None:
+    late = record("ep-late", OutcomeKind.NOT_AVOIDED).model_copy(update={"error": "operator timed out"})
+    early = record("ep-early", OutcomeKind.ERROR).model_copy(update={"error": "operator failed: X: y"})
+    with Store(tmp_path / "r.duckdb") as store:
+        for episode in (record("ep-ok"), late, early):
+            store.write_episode(episode)
+        report = build_report(store)
+    cell = {row.pattern_type: row for row in report.rows}["preselection"]
+    assert (cell.avoided, cell.not_avoided, cell.error, cell.decided_then_error) == (1, 1, 1, 1)
+    assert cell.rate == 0.5
+    table = render_report(report)
+    column = [c.header for c in table.columns].index("decided, then error")
+    assert [list(table.columns[column].cells)] == [["1", "1"]]
