@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from replayer.direct import DirectReplayServer
 from replayer.proxy import ReplayServer
 from replayer.service import ReplayService
 from susbench.browser import LocalBackend, fresh_context, launch_browser, replay_profile
+from susbench.controller import default_snapshot
 from susbench.errors import SusbenchError
 from susbench.models import CapturePlan, PlanPage, Step
 from susbench.snapshot import IndexEntry, Snapshot
@@ -161,3 +164,14 @@ def test_replay_check_loads_each_page_in_its_session(two_carts: Path, web_playwr
     assert [page.error for page in pages] == [None, None]
     # Chromium's own sign-in lookups (accounts.google.com) miss; nothing of the recorded site does.
     assert [url for page in pages for url in page.coverage.misses if "pizzapalace.test" in url] == []
+
+
+def test_replay_serve_names_the_sessions_a_snapshot_has() -> None:
+    """One red line, exit code 2, no traceback (as `susbench` prints every user error)."""
+    arguments = ["replay", "serve", str(default_snapshot()), "--mode", "direct", "--port", "0"]
+    result = subprocess.run(
+        [sys.executable, "-m", "susbench", *arguments, "--session", "x"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "--session 'x'" in result.stderr and "bazaarly-blanket-cart" in result.stderr
