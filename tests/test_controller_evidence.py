@@ -31,7 +31,6 @@ from susbench.operators import (
     register_operator,
 )
 from susbench.operators.scripted import Policy, ScriptedOperator
-from susbench.report import build_report
 from susbench.store import EpisodeRecord, Store
 
 TASK = "threadline-scarf-cart"  # confirm shaming: careful clicks the safe choice, naive the manipulative one
@@ -123,7 +122,6 @@ def test_decided_outcomes_survive_the_operators_failure(web_playwright: Playwrig
             "JOIN events ev USING (episode_id) WHERE json_extract_string(ev.detail, '$.deciding') = 'true' "
             "ORDER BY 1"
         )
-        report = build_report(store)
     assert rows == [
         ("careful-then-hangs", "avoided", f"operator timed out after {BUDGET_S:g} s"),
         ("fails-at-once", "error", "operator failed: RuntimeError: the model server went away"),
@@ -136,12 +134,6 @@ def test_decided_outcomes_survive_the_operators_failure(web_playwright: Playwrig
         ("fails-at-once", "episode_end", None),
         ("naive-then-crashes", "choice", "manipulative"),
     ]
-    pooled = {row.operator: row for row in report.rows if row.pattern_type == "all"}
-    assert {name: (row.rate, row.error, row.decided_then_error) for name, row in pooled.items()} == {
-        "careful-then-hangs": (1.0, 0, 1),
-        "fails-at-once": (None, 1, 0),
-        "naive-then-crashes": (0.0, 0, 1),
-    }
 
 
 def test_the_budget_interrupts_a_sleep_and_keeps_an_outer_alarm() -> None:
