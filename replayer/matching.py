@@ -273,11 +273,6 @@ class ReplayIndex(Generic[EntryT]):
         for entry in sorted(entries, key=lambda item: item.seq):
             self._add(entry)
 
-    @property
-    def sessions(self) -> frozenset[str]:
-        """The browser sessions the snapshot's records are labelled with."""
-        return frozenset(self._sessions)
-
     def _add(self, entry: EntryT) -> None:
         method = entry.method.upper()
         exact = exact_url(entry.url)
