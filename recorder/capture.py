@@ -1,4 +1,9 @@
-"""Carry out capture plans in Chromium behind the recording proxy and write the snapshot."""
+"""Carry out capture plans in Chromium behind the recording proxy and write the snapshot.
+
+Each plan is walked in a browser session of its own (a fresh Chromium profile: no cookies, cache or
+storage from another plan), and its records are labelled with the plan's id, so a replayed
+episode of one task sees that task's cart, not the cart another plan left behind.
+"""
 
 from __future__ import annotations
 
@@ -48,11 +53,7 @@ def load_target(target: str) -> CapturePlan:
     if isinstance(data, dict) and "pages" in data:
         return validate_data(str(path), data, CapturePlan)
     if isinstance(data, dict) and ("start_url" in data or "capture" in data):
-        task = validate_data(str(path), data, Task)
-        if task.capture is not None:
-            return task.capture
-        steps = tuple(step for step in task.reference_path if step.action != "decide")
-        return CapturePlan(id=task.id, pages=(PlanPage(url=task.start_url, steps=steps),))
+        return validate_data(str(path), data, Task).capture_plan()
     raise InputError(f"{path}: neither a capture plan (with 'pages') nor a task (with 'start_url')")
 
 
@@ -61,6 +62,17 @@ def _wait_idle(page: Page, idle_ms: int) -> None:
         page.wait_for_load_state("networkidle", timeout=IDLE_TIMEOUT_MS)
     if idle_ms:
         page.wait_for_timeout(idle_ms)
+
+
+def session_labels(plans: Sequence[CapturePlan]) -> list[str]:
+    """One label per plan: its id, with `-2`, `-3`... for repeated ids (e.g. several bare URLs)."""
+    labels: list[str] = []
+    seen: dict[str, int] = {}
+    for plan in plans:
+        count = seen.get(plan.id, 0) + 1
+        seen[plan.id] = count
+        labels.append(plan.id if count == 1 else f"{plan.id}-{count}")
+    return labels
 
 
 def record_plans(
@@ -77,7 +89,7 @@ def record_plans(
     backend: BrowserBackend | None = None,
     keep_secrets: bool = False,
 ) -> Path:
-    """Record every page of `plans` in one Chromium behind one proxy; write one WACZ to `out`.
+    """Record every plan in a fresh browser session of its own behind one proxy; write one WACZ.
 
     Pass `backend` to reuse a running Playwright driver (its sync API allows one per thread).
     """
@@ -86,7 +98,9 @@ def record_plans(
     viewport = viewport or Viewport()
     started = datetime.now(UTC)
     pages: list[PageCapture] = []
+    user_agent = ""
     warcinfo = {"browser": browser_version, "targets": " ".join(targets)}
+    launcher = backend or LocalBackend()
     with RecordingProxy(
         host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo, keep_secrets=keep_secrets
     ) as proxy:
@@ -96,14 +110,15 @@ def record_plans(
             headless=headless,
             executable=executable,
         )
-        with (backend or LocalBackend()).launch(profile) as session:
-            page = session.context.new_page()
-            user_agent = str(page.evaluate("navigator.userAgent"))
-            for plan in plans:
+        for plan, label in zip(plans, session_labels(plans), strict=True):
+            proxy.begin_session(label)
+            with launcher.launch(profile) as session:
+                page = session.first_page()
+                user_agent = user_agent or str(page.evaluate("navigator.userAgent"))
                 for plan_page in plan.pages:
                     if progress:
                         progress(plan_page.url)
-                    pages.append(_capture_page(page, plan_page, plan.idle_ms, proxy))
+                    pages.append(_capture_page(page, plan_page, plan.idle_ms, proxy, label))
         if not any(entry.status for entry in proxy.log):
             raise SusbenchError(f"nothing was recorded from {', '.join(targets)}: every request failed")
         return proxy.write_snapshot(
@@ -121,7 +136,9 @@ def record_plans(
         )
 
 
-def _capture_page(page: Page, plan_page: PlanPage, idle_ms: int, proxy: RecordingProxy) -> PageCapture:
+def _capture_page(
+    page: Page, plan_page: PlanPage, idle_ms: int, proxy: RecordingProxy, session: str
+) -> PageCapture:
     before = len(proxy.log)
     captured_at = datetime.now(UTC)
     try:
@@ -145,5 +162,9 @@ def _capture_page(page: Page, plan_page: PlanPage, idle_ms: int, proxy: Recordin
     _wait_idle(page, idle_ms)
     time.sleep(0.05)
     return PageCapture(
-        url=page.url, title=page.title(), captured_at=captured_at, requests=len(proxy.log) - before
+        url=page.url,
+        title=page.title(),
+        captured_at=captured_at,
+        requests=len(proxy.log) - before,
+        session=session,
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from mitmproxy.exceptions import OptionsError
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
@@ -41,7 +42,8 @@ class RecordingProxy:
 
     It runs the addons of `mitmdump -s recorder/warc_addon.py`, set through the same options
     (`options()`). `record=False` runs the same proxy writing no WARC (the benchmark's baseline);
-    `keep_secrets=True` writes cookies, credentials and token parameters unmasked.
+    `keep_secrets=True` writes cookies, credentials and token parameters unmasked; `session`
+    labels the records with a browser session until `begin_session` names the next one.
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class RecordingProxy:
         dedup: bool = True,
         warcinfo: dict[str, str] | None = None,
         keep_secrets: bool = False,
+        session: str = "",
     ) -> None:
         self.host_map = host_map or HostMap()
         self.upstream_ca = upstream_ca
@@ -61,6 +64,7 @@ class RecordingProxy:
         self.dedup = dedup
         self.warcinfo = warcinfo or {}
         self.keep_secrets = keep_secrets
+        self.session = session
         self.port = 0
         self.started_at = datetime.now(UTC)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -99,6 +103,7 @@ class RecordingProxy:
             "warc_dedup": self.dedup,
             "warc_info": [f"{key}={value}" for key, value in self.warcinfo.items()],
             "warc_keep_secrets": self.keep_secrets,
+            "warc_session": self.session,
         }
         if self.upstream_ca is not None:
             values["ssl_verify_upstream_trusted_ca"] = str(self.upstream_ca)
@@ -115,6 +120,25 @@ class RecordingProxy:
             self.stop()
             raise SusbenchError(f"the recording proxy did not start: {self._failure}")
         return self
+
+    def begin_session(self, label: str) -> None:
+        """Label every exchange that starts from now on with browser session `label`.
+
+        Call it between browser sessions (the previous browser closed, the next not yet started):
+        an exchange keeps the label current when its request began.
+        """
+        master, loop = self._master, self._loop
+        if master is None or loop is None or not loop.is_running():
+            raise SusbenchError("begin_session() needs a running recording proxy")
+
+        async def relabel() -> None:
+            master.options.update(warc_session=label)
+
+        try:
+            asyncio.run_coroutine_threadsafe(relabel(), loop).result(START_TIMEOUT_S)
+        except OptionsError as exc:
+            raise SusbenchError(str(exc)) from None
+        self.session = label
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()

@@ -4,7 +4,9 @@
         --set resolve='*.test=127.0.0.1:8080' --set ssl_verify_upstream_trusted_ca=ca.pem
 
 Every setting is a mitmproxy option declared in `load()` (`--set NAME=VALUE`, or
-`options.update(...)` from Python), so mitmdump and the susbench CLI run the same code. The addons
+`options.update(...)` from Python), so mitmdump and the susbench CLI run the same code.
+`warc_session` labels every exchange that starts while it is set (a browser session, e.g. one
+task's capture plan); it can change while the proxy runs without reopening the WARC. The addons
 read the options of the master that loaded them, not mitmproxy's process-wide `ctx`, so several
 recording proxies can run in one process. Loaded as a script from a checkout where the project is
 not installed, the checkout is put on `sys.path`.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,6 +38,8 @@ from susbench.hostmap import HostMapAddon
 from susbench.models import Frozen
 
 WARC_OPTIONS = frozenset({"warc_out", "warc_dedup", "warc_info", "warc_keep_secrets"})
+SESSION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")
+SESSION_METADATA = "susbench_session"
 logger = logging.getLogger(__name__)
 
 
@@ -78,8 +83,20 @@ class WarcAddon:
             False,
             "Write cookies, credentials and token query parameters unmasked (recorder/secrets.yaml).",
         )
+        loader.add_option(
+            "warc_session",
+            str,
+            "",
+            "Label the records of exchanges that start from now on with this browser session "
+            "(WARC-Susbench-Session); empty: no label.",
+        )
 
     def configure(self, updated: set[str]) -> None:
+        session = self._options.warc_session
+        if "warc_session" in updated and session and not SESSION_LABEL.fullmatch(session):
+            raise exceptions.OptionsError(
+                f"warc_session: {session!r}: expected letters, digits, '.', '_', ':' or '-' (at most 200)"
+            )
         if not updated & WARC_OPTIONS:
             return
         self.close()
@@ -120,6 +137,10 @@ class WarcAddon:
     def done(self) -> None:
         self.close()
 
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        """The session is the one current when the request started, not when its response ended."""
+        flow.metadata[SESSION_METADATA] = self._options.warc_session
+
     def response(self, flow: http.HTTPFlow) -> None:
         request, response = flow.request, flow.response
         if response is None:
@@ -150,6 +171,7 @@ class WarcAddon:
                 started=request.timestamp_start,
                 protocols=_protocols(flow),
                 server_ip=str(peer[0]) if peer else "",
+                session=flow.metadata.get(SESSION_METADATA, self._options.warc_session),
             )
         )
 

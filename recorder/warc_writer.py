@@ -19,6 +19,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from recorder.redaction import Redactor
+from susbench.snapshot.cdxj import SESSION_HEADER
 
 HOP_BY_HOP = {"transfer-encoding", "connection", "keep-alive", "proxy-connection", "upgrade"}
 REVISIT_MIN_BYTES = 1
@@ -41,6 +42,7 @@ class RecordedExchange:
     started: float
     protocols: tuple[str, ...]
     server_ip: str
+    session: str = ""
 
 
 def _warc_date(timestamp: float) -> str:
@@ -130,6 +132,8 @@ class WarcWriterThread:
         common = {"WARC-Date": date}
         if exchange.server_ip:
             common["WARC-IP-Address"] = exchange.server_ip
+        if exchange.session:
+            common[SESSION_HEADER] = exchange.session
         status_line = f"{exchange.status} {exchange.reason}".strip()
         response_headers = StatusAndHeaders(
             status_line, _headers(exchange.response_headers, len(body)), protocol="HTTP/1.1"

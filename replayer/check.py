@@ -28,13 +28,14 @@ class PageCoverage(Frozen):
     error: str | None = None
 
 
-def page_urls(snapshot: Any) -> list[str]:
-    """The snapshot's pages (pages.jsonl / manifest); else every recorded HTML document."""
-    urls = [page.url for page in snapshot.manifest.pages]
-    if urls:
-        return list(dict.fromkeys(urls))
+def page_urls(snapshot: Any) -> list[tuple[str, str | None]]:
+    """The snapshot's pages with the browser session each was visited in (pages.jsonl / manifest);
+    else every recorded HTML document."""
+    pages = [(page.url, page.session) for page in snapshot.manifest.pages]
+    if pages:
+        return list(dict.fromkeys(pages))
     html = [
-        entry.url
+        (entry.url, entry.session)
         for entry in snapshot.entries()
         if entry.method == "GET" and entry.status == 200 and "html" in (entry.mime or "")
     ]
@@ -59,7 +60,7 @@ def load_page(browser: Browser, profile: BrowserProfile, url: str, timeout_s: fl
 def check_snapshot(
     path: Path, timeout_s: float = 30.0, mode: Mode = "proxy", playwright: Playwright | None = None
 ) -> list[PageCoverage]:
-    """Coverage of every page of the snapshot, one replay episode per page.
+    """Coverage of every page of the snapshot, one replay episode (in the page's session) per page.
 
     Chromium's own start-up requests (sign-in, time) fall into episode 0, before the first page.
     Pass `playwright` to reuse a running driver (the sync API allows one per thread).
@@ -69,8 +70,8 @@ def check_snapshot(
         profile = replay_profile(server)
         with launch_browser(driver, profile) as browser:
             time.sleep(STARTUP_NOISE_S)
-            for url in page_urls(server.snapshot):
-                episode = server.new_episode()
+            for url, session in page_urls(server.snapshot):
+                episode = server.new_episode(session)
                 error = load_page(browser, profile, url, timeout_s)
                 results.append(PageCoverage(url=url, coverage=server.coverage(episode), error=error))
     return results

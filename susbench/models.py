@@ -330,6 +330,14 @@ class Task(Frozen):
             raise ValueError("a reference path has at most one 'decide' step")
         return steps
 
+    def capture_plan(self) -> CapturePlan:
+        """What the recorder walks for this task: its `capture` plan, else the start page and the
+        reference path. Its id labels the task's browser session in a snapshot."""
+        if self.capture is not None:
+            return self.capture
+        steps = tuple(step for step in self.reference_path if step.action != "decide")
+        return CapturePlan(id=self.id, pages=(PlanPage(url=self.start_url, steps=steps),))
+
 
 class PageCapture(Frozen):
     """One page the recorder visited and what it fetched."""
@@ -338,6 +346,7 @@ class PageCapture(Frozen):
     title: str = ""
     captured_at: datetime
     requests: int = 0
+    session: str | None = Field(default=None, description="the browser session (capture plan) of the visit")
 
 
 class SnapshotManifest(Frozen):

@@ -66,9 +66,15 @@ def test_baselines_measure_what_they_claim(tmp_path: Path) -> None:
         _, rows = store.query("SELECT count(*), count(*) FILTER (completed) FROM episode_outcomes")
         _, misses = store.query("SELECT count(*) FROM requests WHERE miss AND url LIKE '%.test/%'")
         _, modes = store.query("SELECT DISTINCT mode FROM episode_outcomes")
+        _, carts = store.query(
+            "SELECT count(*), count(*) FILTER (r.session = e.task_id) FROM requests r JOIN episodes e "
+            "USING (episode_id) WHERE r.url LIKE '%.test/cart'"
+        )
     assert rows == [(36, 36)]
     assert misses == [(0,)]
     assert modes == [("snapshot",)]
+    ((cart_pages, from_own_session),) = carts
+    assert cart_pages >= 36 and from_own_session == cart_pages  # every cart from the task's own session
 
 
 def test_live_mode_archives_each_episode(tmp_path: Path) -> None:
@@ -85,6 +91,7 @@ def test_live_mode_archives_each_episode(tmp_path: Path) -> None:
     assert requests[0][0] > 5
     with Snapshot.open(Path(archive)) as snapshot:
         assert any(entry.url.startswith("https://voltcart.test/cart") for entry in snapshot.entries())
+        assert {entry.session for entry in snapshot.entries()} == {"voltcart-laptop-cart"}
 
 
 def test_idle_operator_never_encounters(tmp_path: Path) -> None:

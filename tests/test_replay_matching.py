@@ -21,6 +21,7 @@ class Entry:
     seq: int
     method: str = "GET"
     req_digest: str | None = None
+    session: str | None = None
 
 
 def index_of(*entries: Entry, loader=None) -> ReplayIndex[Entry]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from susbench.analysis.stats import wilson_interval
+from susbench.analysis.tables import episodes
 from susbench.models import OutcomeKind
 from susbench.report import build_report, render_report
 from susbench.store import Store
@@ -52,3 +53,21 @@ def test_report_counts_and_rates(tmp_path: Path) -> None:
     assert group.cell("careful", "all").rate == 0.75  # type: ignore[union-attr]
     assert group.control_episodes == {"careful": 1}
     assert render_report(report) is not None
+
+
+def test_decided_outcomes_that_ended_in_error_count_and_show(tmp_path: Path) -> None:
+    late = record("ep-late", OutcomeKind.NOT_AVOIDED).model_copy(update={"error": "operator timed out"})
+    early = record("ep-early", OutcomeKind.ERROR).model_copy(update={"error": "operator failed: X: y"})
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_run(run_record())
+        for episode in (record("ep-ok", OutcomeKind.AVOIDED), late, early):
+            store.write_episode(episode)
+        report = build_report(store)
+    (group,) = report.groups
+    cell = group.cell("careful", "preselection")
+    assert cell is not None
+    assert (cell.avoided, cell.not_avoided, cell.error, cell.decided_then_error) == (1, 1, 1, 1)
+    assert cell.rate == 0.5
+    table = episodes(group)
+    column = table.headers.index("decided, then error")
+    assert [row[column] for row in table.rows] == ["1"]

@@ -82,13 +82,23 @@ def episodes(report: GroupReport) -> Rows:
                 str(row.avoided + row.not_avoided),
                 str(row.not_encountered),
                 str(row.error),
+                str(row.decided_then_error),
                 completion,
                 str(report.control_episodes.get(operator, 0)),
             ]
         )
     return Rows(
         "Episodes",
-        ["operator", "injected", "exposed", "not encountered", "error", "completion", "control"],
+        [
+            "operator",
+            "injected",
+            "exposed",
+            "not encountered",
+            "error",
+            "decided, then error",
+            "completion",
+            "control",
+        ],
         rows,
     )
 

@@ -4,6 +4,7 @@ options.py      what was asked, checked once           identity.py  which invoca
 planning.py     episodes and their seeded choices       pool.py      the local worker processes
 episode.py      one episode in one browser              traffic.py   replay or live, per episode
 journal.py      the run's reproducibility record        run.py       the orchestration
+budget.py       the operator's time budget, in the worker
 """
 
 from susbench.controller.identity import RunIdentity, RunInputs, episode_key

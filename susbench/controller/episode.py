@@ -1,8 +1,10 @@
 """One episode in one fresh browser: hand the episode to the extension, let the operator act, score it.
 
-Every failure becomes an `error` outcome of that episode, never of the run, and the browser is
-always closed. The operator under test gets a `SubjectContext` only; the oracle (pattern type,
-choices with roles, reference path) goes to the built-in scripted baselines alone.
+A failure is the episode's, never the run's, and the browser is always closed. When the operator
+fails or runs out of time, the extension is still asked for its signed verdict: if the evidence
+had already decided the pattern, that outcome is kept and the failure is stored beside it;
+otherwise the outcome is `error`. The operator under test gets a `SubjectContext` only; the oracle
+(pattern type, choices with roles, reference path) goes to the built-in scripted baselines alone.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from playwright.sync_api import Page, sync_playwright
 
 from susbench.browser import BrowserBackend, BrowserSession, LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
+from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.planning import EpisodeJob
 from susbench.controller.traffic import TrafficSource
@@ -36,10 +39,36 @@ from susbench.urlpattern import url_matches
 
 Note = Callable[[EventSource, str, dict[str, Any]], None]
 Record = Callable[[str, dict[str, Any]], None]
+DECISIVE = frozenset({OutcomeKind.AVOIDED, OutcomeKind.NOT_AVOIDED})
 
 
 def _event(source: EventSource, kind: str, detail: dict[str, Any]) -> Event:
     return Event(ts_ms=int(time.time() * 1000), source=source, kind=kind, detail=detail)
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: first line of the message`, short enough for a table cell."""
+    first_line = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first_line}"
+
+
+def decided_before_end(report: ExtensionReport) -> bool:
+    """The signed verdict avoided / not_avoided rests on evidence from before the episode ended (a
+    choice, a toggle, the flow moving on), not on the episode's end itself."""
+    return (
+        report.signature_valid
+        and report.outcome in DECISIVE
+        and any(event.detail.get("deciding") and event.kind != "episode_end" for event in report.events)
+    )
+
+
+def scored_outcome(report: ExtensionReport, failure: str | None) -> Outcome:
+    """The extension's outcome; after a failure only if the pattern was decided before it (an
+    unverifiable report stays the error it is)."""
+    outcome = report.to_outcome()
+    if failure is None or outcome.kind == OutcomeKind.ERROR or decided_before_end(report):
+        return outcome
+    return outcome.model_copy(update={"kind": OutcomeKind.ERROR, "reason": failure})
 
 
 def error_record(job: EpisodeJob, started_at: datetime, message: str) -> EpisodeRecord:
@@ -108,15 +137,15 @@ class EpisodeRunner:
         self._stack.close()
 
     def run(self, job: EpisodeJob) -> EpisodeRecord:
-        """One episode; every failure becomes an `error` outcome, the browser is always closed."""
+        """One episode; a failure outside the operator's turn is an `error` outcome, the browser is
+        always closed."""
         started_at = datetime.now(UTC)
         try:
             return self._run(job, started_at)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure is the episode's error, not the run's
-            first_line = str(exc).splitlines()[0] if str(exc) else ""
-            return error_record(job, started_at, f"{type(exc).__name__}: {first_line}")
+            return error_record(job, started_at, describe(exc))
 
     def _run(self, job: EpisodeJob, started_at: datetime) -> EpisodeRecord:
         assert self._backend is not None, "use EpisodeRunner as a context manager"
@@ -127,7 +156,7 @@ class EpisodeRunner:
         def note(source: EventSource, kind: str, detail: dict[str, Any]) -> None:
             events.append(_event(source, kind, detail))
 
-        with self._traffic.episode(episode) as traffic:
+        with self._traffic.episode(episode, job.task.capture_plan().id) as traffic:
             profile = routed_profile(
                 traffic,
                 self.setup.look,
@@ -136,7 +165,7 @@ class EpisodeRunner:
                 cdp=operator.needs_cdp,
             )
             with self._backend.launch(profile) as session:
-                result, completed, report = self._drive(job, session, operator, note)
+                result, completed, report, failure = self._drive(job, session, operator, note)
             requests, archive = traffic.collect()
         return EpisodeRecord(
             episode=episode,
@@ -145,7 +174,8 @@ class EpisodeRunner:
             steps=result.steps,
             completed=completed,
             final_message=result.message,
-            outcome=report.to_outcome(),
+            error=failure,
+            outcome=scored_outcome(report, failure),
             events=tuple(sorted((*events, *report.events), key=lambda event: event.ts_ms)),
             requests=requests,
             archive=archive,
@@ -153,8 +183,9 @@ class EpisodeRunner:
 
     def _drive(
         self, job: EpisodeJob, session: BrowserSession, operator: Operator | OracleBaseline, note: Note
-    ) -> tuple[OperatorResult, bool | None, ExtensionReport]:
-        """Open the start page with the episode handed to the extension, let the operator act, score."""
+    ) -> tuple[OperatorResult, bool | None, ExtensionReport, str | None]:
+        """Open the start page with the episode handed to the extension, let the operator act within
+        its time budget, score; the operator's failure (or None) comes back beside the verdict."""
         t0 = time.monotonic()
         bridge = ExtensionBridge(session.context)
         bridge.start_episode(job.episode.id, job.episode.injection_id)
@@ -166,7 +197,18 @@ class EpisodeRunner:
             max_steps=job.task.max_steps, max_seconds=job.timeout_s, step_timeout_s=job.step_timeout_s
         )
         record = partial(note, "operator")
-        result = act_on_task(operator, job.task, page, bridge, limits, session.cdp_endpoint, record)
-        note("operator", "stopped", {"done": result.done, "steps": result.steps, "message": result.message})
+        result, failure = OperatorResult(done=False), None
+        try:
+            with time_budget(job.timeout_s):
+                result = act_on_task(operator, job.task, page, bridge, limits, session.cdp_endpoint, record)
+        except Overtime as exc:
+            failure = f"operator timed out after {exc.seconds:g} s"
+        except Exception as exc:  # noqa: BLE001 - the operator's failure is stored beside the verdict
+            failure = f"operator failed: {describe(exc)}"
+        if failure is None:
+            stopped = {"done": result.done, "steps": result.steps, "message": result.message}
+            note("operator", "stopped", stopped)
+        else:
+            note("controller", "error", {"message": failure})
         completed = completion_met(session.active_page(), job.task.completion)
-        return result, completed, bridge.finish()
+        return result, completed, bridge.finish(), failure

@@ -1,9 +1,12 @@
 """The local worker pool: K worker processes behind the `EpisodeExecutor` Protocol.
 
 Each worker has its own Playwright and its own replay server, while the parent alone writes
-DuckDB. A worker that overruns an episode's time budget is killed and replaced, so a hanging page
-or operator can never stall a run (AgentLab's users' complaint). A distributed executor (Ray)
-implements the same Protocol: take jobs, hand back one `EpisodeRecord` per job.
+DuckDB. A worker enforces each episode's time budget itself (`budget.time_budget`), so an operator
+that overruns still ends with the extension's verdict stored. Only a worker that overruns the
+budget by more than the grace (a browser that hangs, an operator that ignores the interrupt) is
+killed and replaced, its episode `error`, so nothing can stall a run (AgentLab's users'
+complaint). A distributed executor (Ray) implements the same Protocol: take jobs, hand back one
+`EpisodeRecord` per job.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from susbench.errors import SusbenchError
 from susbench.store import EpisodeRecord
 
 SETUP_GRACE_S = 45.0
+"""Time for a worker to start, and for an episode's browser start, scoring and clean-up beyond its
+operator's budget, before the worker is killed."""
 STOP_GRACE_S = 8.0
 PR_SET_PDEATHSIG = 1
 
@@ -198,5 +203,9 @@ class LocalProcessPool:
             self._last_failure = "worker did not start in time" if overran else "worker exited while starting"
             return None, None
         started = worker.started_at or datetime.now(UTC)
-        reason = f"episode timed out after {job.timeout_s:.0f} s" if overran else "worker process died"
+        reason = (
+            f"episode overran its {job.timeout_s:g} s budget by over {SETUP_GRACE_S:g} s; worker killed"
+            if overran
+            else "worker process died"
+        )
         return job, error_record(job, started, reason)

@@ -1,7 +1,9 @@
 """An episode's way to the web: the worker's shared replay server, or a fresh recording proxy (live).
 
 Either way the browser gets a `Route` and the episode gets its request log afterwards; a live
-episode is also archived as a WACZ that can be replayed later.
+episode is also archived as a WACZ that can be replayed later. An episode belongs to its task's
+browser session (the capture plan's id): replay answers from that session's records first, and a
+live archive labels its records with it.
 """
 
 from __future__ import annotations
@@ -37,15 +39,16 @@ def replay_request(entry: ReplayLogEntry) -> RequestRecord:
         score=entry.score,
         status=entry.status,
         miss=entry.kind in ("miss", "live"),
+        session=entry.session,
     )
 
 
 class ReplayTraffic:
-    """One episode on the worker's replay server: its own episode number, its slice of the log."""
+    """One episode on the worker's replay server: its own episode number and session, its slice of the log."""
 
-    def __init__(self, server: ReplayService) -> None:
+    def __init__(self, server: ReplayService, session: str) -> None:
         self._server = server
-        self._episode = server.new_episode()
+        self._episode = server.new_episode(session)
         self.proxy_url: str | None = server.proxy_url
         self.host_resolver_rules: str | None = server.host_resolver_rules
         self.spki: str = server.spki
@@ -100,23 +103,24 @@ class TrafficSource:
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
 
-    def episode(self, episode: Episode) -> AbstractContextManager[Traffic]:
+    def episode(self, episode: Episode, session: str) -> AbstractContextManager[Traffic]:
+        """The route of one episode of browser session `session` (its task's capture plan id)."""
         if self._replay is not None:
-            return _replayed(self._replay)
-        return _recorded(self._setup, episode)
+            return _replayed(self._replay, session)
+        return _recorded(self._setup, episode, session)
 
 
 @contextmanager
-def _replayed(server: ReplayService) -> Iterator[Traffic]:
-    yield ReplayTraffic(server)
+def _replayed(server: ReplayService, session: str) -> Iterator[Traffic]:
+    yield ReplayTraffic(server, session)
 
 
 @contextmanager
-def _recorded(setup: WorkerSetup, episode: Episode) -> Iterator[Traffic]:
+def _recorded(setup: WorkerSetup, episode: Episode, session: str) -> Iterator[Traffic]:
     if setup.archive_dir is None:
         raise ValueError("a live worker needs WorkerSetup.archive_dir")
     host_map = HostMap.parse(list(setup.live_resolve))
-    with RecordingProxy(host_map=host_map, upstream_ca=setup.live_ca_cert) as proxy:
+    with RecordingProxy(host_map=host_map, upstream_ca=setup.live_ca_cert, session=session) as proxy:
         yield LiveTraffic(proxy, setup.archive_dir / f"{episode.id}.wacz")
 
 

@@ -2,6 +2,8 @@
 
 pywb keys a POST by `__wb_method=post&<body as query>` truncated at 4 KB, so two large GraphQL
 bodies collide; every non-GET entry here also carries `req_digest`, the sha256 of the whole body.
+A record written in a labelled browser session (the `WARC-Susbench-Session` header) carries the
+label as `session`, so replay can answer an episode from its own task's session first.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ MAX_REQUEST_BODY_QUERY = 4096
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEXED_TYPES = ("response", "revisit")
 REVISIT_MIME = "warc/revisit"
+SESSION_HEADER = "WARC-Susbench-Session"
 
 
 class IndexEntry(Frozen):
@@ -51,6 +54,7 @@ class IndexEntry(Frozen):
     offset: int = Field(ge=0)
     length: int = Field(ge=0)
     record_type: Literal["response", "revisit"] = "response"
+    session: str | None = Field(default=None, description="the browser session it was recorded in")
 
     def to_cdxj(self) -> str:
         data: dict[str, Any] = {"url": self.url, "mime": self.mime}
@@ -67,6 +71,8 @@ class IndexEntry(Frozen):
             if self.req_offset is not None and self.req_length is not None:
                 data |= {"req_offset": str(self.req_offset), "req_length": str(self.req_length)}
         data["seq"] = self.seq
+        if self.session is not None:
+            data["session"] = self.session
         return f"{self.surt} {self.timestamp} {json.dumps(data, separators=(',', ':'))}"
 
     @classmethod
@@ -92,6 +98,7 @@ class IndexEntry(Frozen):
             offset=int(data["offset"]),
             length=int(data["length"]),
             record_type="revisit" if mime == REVISIT_MIME else "response",
+            session=data.get("session"),
         )
 
 
@@ -296,6 +303,7 @@ class Indexer:
                     offset=pending.offset,
                     length=pending.length,
                     record_type="revisit" if is_revisit else "response",
+                    session=pending.header(SESSION_HEADER) or None,
                 )
             )
         out.sort(key=lambda entry: (entry.surt, entry.timestamp, entry.seq))
