@@ -69,7 +69,8 @@ function semanticAnchors(doc, vocabulary, options) {
 
   // Site chrome (navigation, banner, footer, dialogs) never holds the product's own elements.
   function inChrome(el) {
-    if (el.closest("nav, [role=navigation], [role=banner], [role=contentinfo], dialog, [role=dialog], [aria-modal=true]")) return true;
+    const chrome = "nav, [role=navigation], [role=banner], [role=contentinfo], dialog, [role=dialog], [aria-modal=true]";
+    if (el.closest(`${chrome}, [class*=breadcrumb i], [id*=breadcrumb i]`)) return true;
     const edge = el.closest("header, footer");
     return Boolean(edge && !edge.parentElement?.closest("article, aside, main, section, [role=main]"));
   }
@@ -276,15 +277,38 @@ function semanticAnchors(doc, vocabulary, options) {
         }
       }
     }
+    // Most cards of a product grid show a price (menus and galleries do not); bigger grids first.
+    const priced = (items) => items.filter((item) => currency.test(item.innerText)).length;
     return [...groups]
       .filter((parent) => !inChrome(parent))
-      .map((parent) => [...holders.get(parent)].filter(visible))
-      .filter((items) => items.length >= 3)
+      .map((parent) => [...holders.get(parent)].filter((item) => visible(item) && isCard(item)))
+      .filter((items) => items.length >= 3 && priced(items) * 2 >= items.length)
       .sort((a, b) => b.length - a.length);
   }
 
-  // A product card links somewhere, shows a picture and names something (thumbnail strips do not).
-  const isCard = (el) => el.querySelector("a[href]") && el.querySelector("img, picture, [role=img]") && bare(el.textContent).length >= 8;
+  // A product card links somewhere, shows a picture and names something (thumbnail strips and
+  // price tables do not); it never holds the page's own product title.
+  function isCard(el) {
+    if (!el.matches("a[href], :has(a[href])") || !el.querySelector("img, picture, [role=img]")) return false;
+    const title = find("title");
+    return bare(el.innerText).length >= 8 && !(title && el.contains(title.element));
+  }
+
+  // Where each rule sees repeated product cards, and every card the page shows (related items,
+  // recommendations, listings): a buy button or price inside one belongs to another product.
+  const GRID_MARKERS = {
+    microdata: () => productScopes(),
+    role: () => queryAll("li, [role=listitem], article, [role=article]").filter(isCard),
+    text: () => priceTexts(),
+    vocabulary: () => queryAll(attributeSelector(vocabulary.grid_item)),
+  };
+  const grids = new Map();
+  const gridsBy = (rule) => grids.get(rule) || grids.set(rule, repeated(GRID_MARKERS[rule]())).get(rule);
+  const cards = once(() => new Set(Object.keys(GRID_MARKERS).flatMap((rule) => gridsBy(rule).flat())));
+  const inCard = (el) => {
+    for (let a = el; a && a !== doc.body; a = a.parentElement) if (cards().has(a)) return true;
+    return false;
+  };
 
   // ---- the rules, per kind: [rule, () => candidates] in the order they are tried ----
   const buyLabel = labelMatcher(vocabulary.buy_button);
@@ -386,12 +410,7 @@ function semanticAnchors(doc, vocabulary, options) {
           ),
       ],
     ],
-    grid_item: [
-      ["microdata", () => repeated(productScopes()).flat()],
-      ["role", () => repeated(queryAll("li, [role=listitem], article, [role=article]").filter(isCard)).flat()],
-      ["text", () => repeated(priceTexts()).flat()],
-      ["vocabulary", () => repeated(queryAll(attributeSelector(vocabulary.grid_item))).flat()],
-    ],
+    grid_item: Object.keys(GRID_MARKERS).map((rule) => [rule, () => gridsBy(rule).flat()]),
     options: [
       [
         "role",
@@ -436,12 +455,31 @@ function semanticAnchors(doc, vocabulary, options) {
     return innermost([...new Set(textNodes((t) => /\d/.test(t)).map(priceBox).filter(Boolean))]);
   }
 
+  // A product's own page, not a listing: schema.org describes a product, or a title and a price
+  // show outside every card.
+  const productPage = once(() => {
+    const described = jsonLdProducts().length;
+    if ((described > 0 && described < 3) || productScopes().some((scope) => !inCard(scope))) return true;
+    const title = find("title");
+    return Boolean(title && !inCard(title.element) && priceTexts().some((el) => !inCard(el)));
+  });
+
   // ---- choosing among a rule's candidates ----
   const found = new Map();
 
   function rank(kind, candidates) {
     if (kind === "grid_item") return candidates[0]; // the first card of the largest grid
-    if (kind === "title") return candidates.find(inProduct) || candidates[0];
+    if (kind === "title") {
+      // Inside the schema.org product first, then headings before other text, then the bigger.
+      const level = (el) => Number((el.tagName.match(/^H([1-6])$/) || [0, 7])[1]);
+      const key = (el) => [inProduct(el) ? 0 : 1, level(el), -Number.parseFloat(style(el).fontSize)];
+      const before = (a, b) => {
+        const [x, y] = [key(a), key(b)];
+        const i = x.findIndex((value, index) => value !== y[index]);
+        return i >= 0 && x[i] < y[i];
+      };
+      return candidates.reduce((best, el) => (before(el, best) ? el : best));
+    }
     if (kind === "checkout_button") {
       const area = (el) => el.getBoundingClientRect().width * el.getBoundingClientRect().height;
       return candidates.reduce((a, b) => (area(b) > area(a) ? b : a));
@@ -458,8 +496,10 @@ function semanticAnchors(doc, vocabulary, options) {
     if (!RULES[kind]) throw new Error(`unknown anchor kind ${kind}; expected one of ${KINDS.join(", ")}`);
     found.set(kind, null); // a rule that asks for its own kind gets nothing, not a loop
     let result = null;
+    // On a product's own page, what sits in the cards of other products is not the product's.
+    const own = kind !== "title" && kind !== "grid_item" && productPage() ? (el) => !inCard(el) : () => true;
     for (const [rule, candidates] of RULES[kind]) {
-      const usable = [...new Set(candidates())].filter((el) => el && visible(el) && (kind === "grid_item" || !inChrome(el)));
+      const usable = [...new Set(candidates())].filter((el) => el && visible(el) && (kind === "grid_item" || (!inChrome(el) && own(el))));
       if (usable.length) {
         result = { element: rank(kind, usable), rule };
         break;
@@ -499,14 +539,25 @@ function semanticAnchors(doc, vocabulary, options) {
     return out;
   }
 
-  // Visible page controls (inside `scope`) and those whose box the element covers.
+  // Visible page controls (inside `scope`).
   const controls = (scope = doc) => queryAll(CONTROLS, scope).filter(visible);
+
+  // Overlap either way counts (a control drawn over the pattern is as out of place as one under
+  // it), except that floating controls (fixed or sticky: headers, chat buttons) pass over all
+  // content as the page scrolls and count only against a floating pattern.
+  function floating(el) {
+    for (let a = el; a && a !== doc.documentElement; a = up(a)) {
+      if (["fixed", "sticky"].includes(style(a).position)) return true;
+    }
+    return false;
+  }
 
   function covering(el) {
     const box = el.getBoundingClientRect();
+    const flowing = !floating(el);
     return queryAll(CONTROLS).filter((control) => {
       const seen = overlap(box, control.getBoundingClientRect());
-      return seen && seen.width >= 2 && seen.height >= 2 && visible(control);
+      return seen && seen.width >= 2 && seen.height >= 2 && visible(control) && !(flowing && floating(control));
     });
   }
 
@@ -538,40 +589,52 @@ function semanticAnchors(doc, vocabulary, options) {
     return best;
   }
 
-  // The page's own layer over most of the viewport (a consent wall, a modal and its veil): the
-  // layers (fixed, or absolute and lifted by a z-index) stacked above the first other element at
-  // the viewport's centre, when one covers at least 60% of the viewport and holds none of the
-  // product's own elements. `accept` is its consent button, if it has one.
-  function blockingLayer() {
-    const viewport = { left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight };
+  // The page's own layers in the way of anything drawn on it: a wall over most of the viewport (a
+  // consent wall, a modal and its veil) or a floating consent banner. A layer is the outermost
+  // element that is fixed, or absolute and lifted by a z-index, and holds none of the product's own
+  // elements. `accept` is the button a person would click to make it go away, if there is one.
+  function pageLayers() {
     const lifted = (el) => {
       const s = style(el);
       return s.position === "fixed" || (s.position === "absolute" && Number.parseInt(s.zIndex, 10) > 0);
     };
+    const rootOf = (el) => {
+      let root = null;
+      for (let a = el; a && a !== doc.body && a !== doc.documentElement; a = a.parentElement) if (lifted(a)) root = a;
+      return root;
+    };
     const product = ["title", "price", "buy_button"].map(find).filter(Boolean).map((hit) => hit.element);
-    const roots = [];
+    const free = (root) => Boolean(root) && !isOurs(root) && !product.some((mine) => root.contains(mine));
+    const layers = [];
+    const add = (root) => {
+      if (free(root) && !layers.some((layer) => layer.contains(root))) layers.push(root);
+    };
+    const viewport = { left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight };
+    const share = (el) => {
+      const seen = overlap(el.getBoundingClientRect(), viewport);
+      return seen ? (seen.width * seen.height) / (win.innerWidth * win.innerHeight) : 0;
+    };
+    const wall = [];
     for (const el of doc.elementsFromPoint(win.innerWidth / 2, win.innerHeight / 2)) {
       if (isOurs(el)) continue;
-      let root = null;
-      for (let a = el; a && a !== doc.body && a !== doc.documentElement; a = a.parentElement) {
-        if (lifted(a)) root = a;
-      }
-      if (!root || product.some((mine) => root.contains(mine))) break;
-      if (!roots.includes(root)) roots.push(root);
+      const root = rootOf(el);
+      if (!free(root)) break;
+      wall.push(root);
     }
-    const area = (el) => {
-      const seen = overlap(el.getBoundingClientRect(), viewport);
-      return seen ? seen.width * seen.height : 0;
-    };
-    if (!roots.some((root) => area(root) >= 0.6 * win.innerWidth * win.innerHeight)) return null;
-    const dialogs = queryAll("dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]").filter(
-      (el) => !isOurs(el) && shows(el) && ["fixed", "absolute"].includes(style(el).position),
-    );
-    roots.push(...dialogs.filter((el) => !roots.some((root) => root.contains(el))));
+    if (wall.some((root) => share(root) >= 0.6)) {
+      wall.forEach(add);
+      queryAll("dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]").filter(shows).map(rootOf).forEach(add);
+    }
     const accept = labelMatcher(vocabulary.consent);
-    const button = roots.flatMap((root) => queryAll(CLICKABLE, root)).find((el) => shows(el) && accept(nameOf(el)));
-    return { layers: roots, accept: button || null };
+    const topic = new RegExp(vocabulary.consent.topics.map(escape).join("|"), "i");
+    const buttons = queryAll(CLICKABLE).filter((el) => shows(el) && accept(nameOf(el)));
+    for (const button of buttons) {
+      const root = rootOf(button);
+      if (root && topic.test(root.textContent)) add(root);
+    }
+    if (!layers.length) return null;
+    return { layers, accept: buttons.find((button) => layers.some((layer) => layer.contains(button))) || null };
   }
 
-  return { kinds: KINDS, find, slots, place, controls, covering, showing, visible, shows, gap, blockingLayer };
+  return { kinds: KINDS, find, slots, place, controls, covering, showing, visible, shows, gap, pageLayers };
 }

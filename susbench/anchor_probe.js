@@ -29,9 +29,9 @@ function anchorProbe(vocabulary) {
     return el;
   }
 
-  // A consent wall or modal of the page over the viewport, and where its accept button is.
+  // The page's consent wall, modal or consent banner, and where its accept button is.
   function findLayer() {
-    const found = anchors.blockingLayer();
+    const found = anchors.pageLayers();
     layer = found && found.layers;
     if (!found) return null;
     const accept = found.accept && found.accept.getBoundingClientRect();
@@ -179,7 +179,6 @@ function anchorProbe(vocabulary) {
   function reveal() {
     const panel = scrolledTo(mounted.panel);
     const box = panel.getBoundingClientRect();
-    // Overlap either way counts: a control drawn over the pattern is as out of place as one under it.
     const covered = anchors.covering(panel);
     const visible = anchors.shows(panel) && hitTest(panel);
     const pad = 110;

@@ -55,6 +55,7 @@ class KindWords(Frozen):
     attributes: tuple[str, ...] = Field(default=(), description="substrings of id/class/name/data-testid")
     form_actions: tuple[str, ...] = Field(default=(), description="substrings of a buying form's action")
     currencies: tuple[str, ...] = Field(default=(), description="symbols and codes a price shows")
+    topics: tuple[str, ...] = Field(default=(), description="words a consent banner's text mentions")
     slack: int | None = Field(default=None, ge=0, le=80, description="this kind's own label slack")
 
 
@@ -69,7 +70,7 @@ class SemanticVocabulary(Frozen):
     image: KindWords
     grid_item: KindWords
     options: KindWords
-    consent: KindWords = Field(description="the accept button of a consent wall")
+    consent: KindWords = Field(description="the accept button of a consent layer, and what it speaks of")
 
 
 class Truth(BaseModel):
