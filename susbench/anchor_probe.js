@@ -11,7 +11,6 @@ function anchorProbe(vocabulary) {
   const isOurs = (el) => Boolean(mounted && el && (el === mounted.host || mounted.host.contains(el)));
   const anchors = semanticAnchors(document, vocabulary, { isOurs });
   let last = null; // {verdict, corner}
-  let layer = null; // the page's own layer over the viewport, if any
 
   const inView = (x, y) => x >= 0 && y >= 0 && x < innerWidth && y < innerHeight;
   const onTop = (x, y) => inView(x, y) && isOurs(document.elementFromPoint(x, y));
@@ -29,24 +28,15 @@ function anchorProbe(vocabulary) {
     return el;
   }
 
-  // The page's consent wall, modal or consent banner, and where its accept button is.
-  function findLayer() {
+  // The page's consent wall, modal or consent banner, put away as a person would by accepting it.
+  // The harness hides it rather than clicking: a saved copy's consent script is often missing, and
+  // where it is present the click may submit a form and leave the page.
+  function clearLayers() {
     const found = anchors.pageLayers();
-    layer = found && found.layers;
     if (!found) return null;
-    const accept = found.accept && found.accept.getBoundingClientRect();
-    return {
-      layers: found.layers.map(describe),
-      accept: accept ? { x: accept.left + accept.width / 2, y: accept.top + accept.height / 2, label: describe(found.accept) } : null,
-    };
-  }
-
-  // What a person achieves on the live site by accepting: the layer gone (a saved copy's consent
-  // script is often missing, so its button does nothing).
-  function removeLayer() {
-    for (const el of layer || []) el.style.setProperty("display", "none", "important");
+    for (const el of found.layers) el.style.setProperty("display", "none", "important");
     for (const el of [document.documentElement, document.body]) el.style.setProperty("overflow", "visible", "important");
-    layer = null;
+    return { layers: found.layers.map(describe), accept: found.accept ? describe(found.accept) : null };
   }
 
   function describe(el) {
@@ -199,5 +189,5 @@ function anchorProbe(vocabulary) {
     last = null;
   }
 
-  return { findLayer, removeLayer, survey, inject, reveal, remove };
+  return { clearLayers, survey, inject, reveal, remove };
 }

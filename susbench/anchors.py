@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from playwright.sync_api import Browser, Page, Playwright, Route
@@ -43,7 +43,6 @@ SAVED_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".wacz")
 SAVED_HOST = "saved-page.invalid"  # for saved HTML that names no URL of its own (reserved TLD)
 LOAD_SETTLE_MS = 5000
-LAYER_SETTLE_MS = 500
 GOAL = 0.95
 
 
@@ -100,8 +99,8 @@ class PageSurvey(Frozen):
     elements: dict[SemanticKind, str] = Field(default_factory=dict, description="kind -> the element found")
     truth_found: bool = Field(description="an element showing the true price is visible")
     price_distance: int | None = Field(description="px from the found price to the nearest true one")
-    layer: Literal["accepted", "removed"] | None = Field(
-        default=None, description="a consent wall or modal over the page: accepted by a click, or removed"
+    layer: str | None = Field(
+        default=None, description="the page's consent wall, modal or banner, put away before measuring"
     )
     error: str | None = None
 
@@ -407,7 +406,7 @@ class Measurement:
                 page.wait_for_load_state("load", timeout=LOAD_SETTLE_MS)
             world = IsolatedWorld(page, "susbench-anchors")
             world.evaluate(self.source)
-            layer = self.clear_layer(page, world)
+            cleared = world.call("probe.clearLayers")
             survey = world.call("probe.survey", list(ref.prices))
         except (PlaywrightError, ProbeError) as exc:
             error = str(exc).splitlines()[0]
@@ -424,27 +423,13 @@ class Measurement:
             elements={kind: hit["element"] for kind, hit in survey["kinds"].items() if hit},
             truth_found=survey["truth_found"],
             price_distance=survey["price_distance"],
-            layer=layer,
+            layer=None if cleared is None else "; ".join(cleared["layers"]),
         )
         try:
             for injection in self.injections:
                 yield self.measure_injection(page, world, ref, injection)
         finally:
             world.close()
-
-    @staticmethod
-    def clear_layer(page: Page, world: IsolatedWorld) -> Literal["accepted", "removed"] | None:
-        """Deal with a consent wall as a person would: click accept; where that does nothing, remove it."""
-        layer = world.call("probe.findLayer")
-        if layer is None:
-            return None
-        if layer["accept"] is not None:
-            page.mouse.click(layer["accept"]["x"], layer["accept"]["y"])
-            page.wait_for_timeout(LAYER_SETTLE_MS)
-            if world.call("probe.findLayer") is None:
-                return "accepted"
-        world.call("probe.removeLayer")
-        return "removed"
 
     def measure_injection(
         self, page: Page, world: IsolatedWorld, ref: PageRef, injection: Injection
