@@ -5,11 +5,11 @@
 // the same file into an isolated world of the page it measures.
 //
 //   const anchors = semanticAnchors(document, vocabulary, { isOurs });
-//   anchors.find("price")  // {element, rule, match} | null
+//   anchors.find("price")  // {element, rule} | null
 //
 // `vocabulary` is extension/semantic-vocabulary.yaml as JSON; `isOurs(el)` marks injected nodes,
 // which are never returned. Per element kind the rules are tried in this order and the first rule
-// with a visible candidate wins: schema.org Product ("microdata", "json-ld"), accessible role and
+// with a usable candidate wins: schema.org Product ("microdata", "json-ld"), accessible role and
 // name ("role"), multilingual visible text ("text"), common class and id words ("vocabulary").
 
 /* exported semanticAnchors */
@@ -315,10 +315,12 @@ function semanticAnchors(doc, vocabulary, options) {
   const checkoutLabel = labelMatcher(vocabulary.checkout_button);
   const optionLabel = labelMatcher(vocabulary.options);
   const priceLabel = labelMatcher(vocabulary.price);
-  const currency = new RegExp(
-    `(?:${vocabulary.price.currencies.map(escape).join("|")})\\s?\\d|\\d[\\d.,\\s\\u00a0]*\\s?(?:${vocabulary.price.currencies.map(escape).join("|")})`,
-    "iu",
-  );
+  // A currency next to an amount; letter codes ("kr", "Rs", "EUR") only as whole words.
+  const money = vocabulary.price.currencies
+    .map((c) => (/\p{L}$/u.test(c) ? `${escape(c)}(?!\\p{L})` : escape(c)))
+    .map((c) => (/^\p{L}/u.test(c) ? `(?<!\\p{L})${c}` : c))
+    .join("|");
+  const currency = new RegExp(`(?:${money})\\s?\\d|\\d[\\d.,\\s\\u00a0]*\\s?(?:${money})`, "iu");
   const priceText = (text) => {
     const t = norm(text);
     return t.length <= 32 && /\d/.test(t) && !t.includes("%") && currency.test(t);
@@ -565,7 +567,7 @@ function semanticAnchors(doc, vocabulary, options) {
   // the pattern there and returns {element, remove}; `onTop(element)` (optional) says whether no
   // page element is drawn over it, which only hit-testing in the viewport can tell. The first slot
   // where the pattern shows, covers no control and leaves every control of its parent visible is
-  // kept; otherwise the least bad one.
+  // kept; otherwise the least bad one (the verdict's `cost`: 0 is clean).
   function place(candidates, insert, onTop = () => true) {
     let best = null;
     for (const slot of candidates) {
@@ -579,10 +581,10 @@ function semanticAnchors(doc, vocabulary, options) {
         covered: covering(placed.element),
         displaced: before.filter((control) => !visible(control)),
       };
-      const cost = (v) => (v.shown ? 0 : 1000) + v.covered.length + v.displaced.length;
-      if (cost(verdict) === 0) return verdict;
+      verdict.cost = (verdict.shown ? 0 : 1000) + verdict.covered.length + verdict.displaced.length;
+      if (verdict.cost === 0) return verdict;
       placed.remove();
-      if (!best || cost(verdict) < cost(best)) best = verdict;
+      if (!best || verdict.cost < best.cost) best = verdict;
     }
     if (!best) return null;
     best.placed = insert(best.slot);
@@ -636,5 +638,5 @@ function semanticAnchors(doc, vocabulary, options) {
     return { layers, accept: buttons.find((button) => layers.some((layer) => layer.contains(button))) || null };
   }
 
-  return { kinds: KINDS, find, slots, place, controls, covering, showing, visible, shows, gap, pageLayers };
+  return { kinds: KINDS, find, slots, place, covering, showing, shows, gap, pageLayers };
 }

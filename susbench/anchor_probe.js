@@ -127,7 +127,21 @@ function anchorProbe(vocabulary) {
     };
   }
 
-  // Put the injection's stand-in at its anchor; says which anchor and rule matched and where it went.
+  // A pop-up shows while its anchor is in view: centred, at the top or at the bottom of the
+  // viewport, at the first of these moments with a free spot (else at the least bad one).
+  function popUp(anchor, put) {
+    let best = null;
+    for (const block of ["center", "start", "end"]) {
+      anchor.scrollIntoView({ block, behavior: "instant" });
+      const verdict = put();
+      if (!verdict || verdict.cost === 0) return verdict;
+      verdict.placed.remove();
+      if (!best || verdict.cost < best.cost) best = { block, cost: verdict.cost };
+    }
+    anchor.scrollIntoView({ block: best.block, behavior: "instant" });
+    return put();
+  }
+
   // The first of the injection's anchors that is found and has a slot beside it (else the first found).
   function anchorOf(injection) {
     let first = null;
@@ -150,12 +164,13 @@ function anchorProbe(vocabulary) {
     const { hit, kind, candidates } = chosen;
     const corner = injection.placement === "corner";
     last = { verdict: null, corner };
-    if (corner) hit.element.scrollIntoView({ block: "center", behavior: "instant" });
-    const verdict = anchors.place(
-      candidates,
-      (slot) => mount(slot, injection, template, hit.element),
-      (panel) => hitTest(scrolledTo(panel)),
-    );
+    const put = () =>
+      anchors.place(
+        candidates,
+        (slot) => mount(slot, injection, template, hit.element),
+        (panel) => hitTest(scrolledTo(panel)),
+      );
+    const verdict = corner ? popUp(hit.element, put) : put();
     const distance = kind === "price" && prices.length ? nearestTruth(hit.element, prices) : null;
     const found = { anchored: true, anchor_kind: kind, rule: hit.rule, anchor: describe(hit.element), distance };
     if (!verdict) return { ...found, placed: false };
