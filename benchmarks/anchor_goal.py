@@ -65,10 +65,11 @@ def share(count: int, total: int) -> str:
 
 
 def type_table(rows: Sequence[AnchorRow], title: str) -> list[str]:
-    shops = len({row.shop for row in rows})
+    shops = len({brand(row.shop) for row in rows})
+    sites = len({row.shop for row in rows})
     pages = len({row.page for row in rows})
     lines = [
-        f"#### {title}: {pages} pages from {shops} shops",
+        f"#### {title}: {pages} pages, {sites} sites of {shops} shops",
         "",
         "| type | pairs | anchored | visible | no control overlapped (goal ≥ 95%) |",
         "|---|---:|---:|---:|---:|",
@@ -105,15 +106,17 @@ def kind_table(surveys: Sequence[PageSurvey]) -> list[str]:
         lines.append(f"| {kind} | {found}/{len(surveys)} | {counts} |")
     distances = [s.price_distance for s in surveys if s.price_distance is not None]
     with_truth = sum(s.truth_found for s in surveys)
-    median = statistics.median(distances) if distances else "n/a"
-    lines += [
+    if not with_truth:
+        return [*lines, ""]
+    return [
+        *lines,
         "",
         f"Price anchor vs. ground truth: the true price is visible on {with_truth} pages; the found price "
         f"is that element (0 px) on {sum(d == 0 for d in distances)}, within 100 px on "
-        f"{sum(d <= 100 for d in distances)}; median {median} px, max {max(distances, default='n/a')} px.",
+        f"{sum(d <= 100 for d in distances)}; median {statistics.median(distances)} px, "
+        f"max {max(distances)} px.",
         "",
     ]
-    return lines
 
 
 def price_misses(surveys: Iterable[PageSurvey]) -> list[str]:
