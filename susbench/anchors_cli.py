@@ -19,7 +19,10 @@ RULES = ("microdata", "json-ld", "role", "text", "vocabulary")
 def anchor(
     pages: Annotated[
         list[str],
-        typer.Argument(help="saved pages (.html, .html.gz), folders of them, WARC/WACZ files, or URLs"),
+        typer.Argument(
+            help="saved pages (.html, .html.gz), folders of them, WARC/WACZ files, or URLs",
+            metavar="PAGE_OR_DIR",
+        ),
     ],
     injections: Annotated[
         str,
@@ -43,7 +46,7 @@ def anchor(
         surveys.append(record)
         found = sum(rule is not None for rule in record.kinds.values())
         note = f"error: {record.error}" if record.error else f"{found}/{len(SEMANTIC_KINDS)} kinds found"
-        errors.print(f"[dim]{record.page}[/] {note}", highlight=False)
+        errors.print(f"[dim]{record.page}[/] {note}", highlight=False, soft_wrap=True)
     if not as_json:
         console = Console()
         console.print(type_table(rows))
