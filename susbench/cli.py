@@ -13,6 +13,7 @@ from recorder.cli import record, snapshot_app
 from replayer.cli import app as replay_app
 from susbench import __version__
 from susbench.analysis_cli import compare, drift, report
+from susbench.anchors_cli import anchor
 from susbench.container.cli import browser_app, image_app
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
@@ -45,6 +46,9 @@ app.add_typer(
 app.add_typer(
     injections_app, name="injections", help="Validate, list and preview the dark-pattern injections."
 )
+injections_app.command(
+    "anchor", help="Measure where generic injections land on real pages (saved HTML, WARC/WACZ, URLs)."
+)(anchor)
 app.add_typer(extension_app, name="extension", help="Build the injection browser extension.")
 app.command(
     "demo", help="The embedded default: every task with each scripted baseline, offline, then the report."

@@ -21,11 +21,16 @@ from susbench.models import PATTERN_TYPES, Frozen, Injection, PatternType
 from susbench.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
+# Generic injections (site "*", semantic anchors) live here; they join the default catalog once the
+# extension resolves semantic anchors (issue 13, phase 2). Until then they are loaded explicitly.
+GENERIC_DIR = INJECTIONS_DIR / "generic"
 # Every file of extension/, in the folder layout the manifest and sw.js refer to.
 EXTENSION_SOURCES = (
     "manifest.json",
     "sw.js",
     "urlpattern.js",
+    "semantic.js",
+    "semantic-vocabulary.yaml",
     "worker/scoring.js",
     "worker/signing.js",
     "content/state.js",
@@ -54,7 +59,12 @@ def injection_files(paths: Sequence[Path] = ()) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         if root.is_dir():
-            files += [path for path in sorted(root.rglob("*.yaml")) if TEMPLATES_DIR not in path.parents]
+            left_out = [TEMPLATES_DIR] if paths else [TEMPLATES_DIR, GENERIC_DIR]
+            files += [
+                path
+                for path in sorted(root.rglob("*.yaml"))
+                if not any(folder in path.parents for folder in left_out)
+            ]
         elif root.exists():
             files.append(root)
         else:
@@ -75,13 +85,19 @@ def load_injections(paths: Sequence[Path] = ()) -> list[Injection]:
             continue
         if injection.id in seen:
             problems.append(f"{path}: field 'id': {injection.id!r} is already used by {seen[injection.id]}")
-        elif path.stem != injection.id or path.parent.name != injection.site:
-            problems.append(f"{path}: field 'id': the file must be {injection.site}/{injection.id}.yaml")
+        elif path.stem != injection.id or path.parent.name != site_folder(injection):
+            expected = f"{site_folder(injection)}/{injection.id}.yaml"
+            problems.append(f"{path}: field 'id': the file must be {expected}")
         seen[injection.id] = path
         injections.append(injection)
     if problems:
         raise InputError("\n".join(problems))
     return injections
+
+
+def site_folder(injection: Injection) -> str:
+    """The folder an injection's file sits in: its site, or `generic` for one that fits any site."""
+    return GENERIC_DIR.name if injection.site == "*" else injection.site
 
 
 def load_templates(folder: Path = TEMPLATES_DIR) -> dict[str, Template]:

@@ -194,18 +194,27 @@ class CapturePlan(Frozen):
     idle_ms: int = Field(default=500, ge=0, le=30_000)
 
 
+SemanticKind = Literal["buy_button", "price", "title", "image", "grid_item", "checkout_button", "options"]
+SEMANTIC_KINDS: tuple[str, ...] = SemanticKind.__args__  # type: ignore[attr-defined]
+
+
 class AnchorLocator(Frozen):
-    """One way to find an element: CSS, visible text, or ARIA role + name."""
+    """One way to find an element: CSS, visible text, ARIA role + name, or its meaning on any shop page."""
 
     css: str | None = None
     text: str | None = Field(default=None, description="whole visible text, case and spacing ignored")
     role: str | None = Field(default=None, description="ARIA role, explicit or implicit (button, link, ...)")
     name: str | None = Field(default=None, description="accessible name, together with 'role'")
+    semantic: SemanticKind | None = Field(
+        default=None, description="found by meaning on any shop page (extension/semantic.js); stands alone"
+    )
 
     @model_validator(mode="after")
     def _one_way(self) -> AnchorLocator:
-        if not (self.css or self.text or self.role):
-            raise ValueError("an anchor needs 'css', 'text' or 'role'")
+        if not (self.css or self.text or self.role or self.semantic):
+            raise ValueError("an anchor needs 'css', 'text', 'role' or 'semantic'")
+        if self.semantic and (self.css or self.text or self.role):
+            raise ValueError("'semantic' stands alone: no 'css', 'text' or 'role' beside it")
         if self.name and not self.role:
             raise ValueError("'name' is only meaningful together with 'role'")
         return self
@@ -231,7 +240,9 @@ class PageMatch(Frozen):
         return self
 
 
-Placement = Literal["before", "after", "prepend", "append", "overlay"]
+# "corner": a pop-up that is not modal, in the viewport corner where it covers no page control.
+Placement = Literal["before", "after", "prepend", "append", "overlay", "corner"]
+POPUP_PLACEMENTS = ("overlay", "corner")
 ChoiceRole = Literal["manipulative", "safe", "close", "reveal", "optout", "cta"]
 CHOICE_ROLES: tuple[str, ...] = ChoiceRole.__args__  # type: ignore[attr-defined]
 
@@ -295,8 +306,10 @@ class Injection(Frozen):
         if unknown:
             allowed = ", ".join(required + optional)
             raise ValueError(f"texts: unknown {', '.join(repr(k) for k in unknown)} (allowed: {allowed})")
-        if (self.placement == "overlay") != (self.type == "popup_ad"):
-            raise ValueError("placement: 'overlay' is for popup_ad, and a popup_ad is always an overlay")
+        if (self.placement in POPUP_PLACEMENTS) != (self.type == "popup_ad"):
+            raise ValueError(
+                "placement: 'overlay' and 'corner' are for popup_ad, and a popup_ad is always one of them"
+            )
         if self.page.url.split("/", 1)[0].split(":", 1)[0] not in (self.site, "*"):
             raise ValueError(f"page.url: {self.page.url!r} is not on site {self.site!r}")
         return self
