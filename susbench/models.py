@@ -390,6 +390,7 @@ class SnapshotManifest(Frozen):
 Condition = Literal["injected", "control"]
 Mode = Literal["live", "snapshot"]
 ReplayMode = Literal["direct", "proxy"]
+BrowserKind = Literal["local", "container"]
 
 
 class Episode(Frozen):

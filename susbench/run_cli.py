@@ -22,7 +22,7 @@ from rich.progress import (
 from rich.table import Table
 
 from susbench.errors import SusbenchError
-from susbench.models import ReplayMode
+from susbench.models import BrowserKind, ReplayMode
 from susbench.report import build_report, render_report
 from susbench.store import EpisodeRecord, Store
 
@@ -33,6 +33,14 @@ results_app = typer.Typer(no_args_is_help=True)
 
 DB_HELP = "DuckDB results file"
 DEFAULT_DB = Path("results.duckdb")
+BrowserOption = Annotated[
+    BrowserKind,
+    typer.Option(help="local: Chromium on this machine; container: the browser image, with no network"),
+]
+ImageOption = Annotated[
+    str | None,
+    typer.Option(help="browser image for --browser container (default: $SUSBENCH_IMAGE, else the version's)"),
+]
 
 
 def _console() -> Console:
@@ -121,6 +129,8 @@ def run(
             help="direct: Chromium's host-resolver rules to the replayer (fast); proxy: HTTP(S) proxy"
         ),
     ] = "direct",
+    browser: BrowserOption = "local",
+    image: ImageOption = None,
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions
@@ -142,6 +152,8 @@ def run(
             step_timeout_s=step_timeout,
             headless=not headed,
             replay_mode=replay_mode,
+            browser=browser,
+            image=image,
         ),
         console,
     )
@@ -159,6 +171,8 @@ def demo(
     db: Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")] = None,
     snapshot: Annotated[Path | None, typer.Option(help="WACZ to replay (default: the bundled one)")] = None,
     parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
+    browser: BrowserOption = "local",
+    image: ImageOption = None,
 ) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report."""
     from susbench.controller import RunOptions
@@ -167,7 +181,15 @@ def demo(
     console = _console()
     for operator in ("naive", "careful", "random"):
         console.print(f"[bold]{operator}[/]")
-        options = RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=parallel, db=db)
+        options = RunOptions(
+            tasks="all",
+            operator=operator,
+            snapshot=snapshot,
+            parallel=parallel,
+            db=db,
+            browser=browser,
+            image=image,
+        )
         _run_with_progress(options, console)
     with Store(db, read_only=True) as store:
         console.print(render_report(build_report(store)))

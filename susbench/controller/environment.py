@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from susbench.models import Frozen, Mode, PageLook, ReplayMode
+from susbench.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
 
 
 class WorkerSetup(Frozen):
@@ -21,3 +21,5 @@ class WorkerSetup(Frozen):
     replay_mode: ReplayMode = "direct"
     tmp_dir: Path
     look: PageLook = PageLook()
+    browser: BrowserKind = "local"
+    image: str | None = None
