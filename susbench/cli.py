@@ -12,6 +12,7 @@ from rich.markup import escape
 from recorder.cli import record, snapshot_app
 from replayer.cli import app as replay_app
 from susbench import __version__
+from susbench.agents_cli import agents_app, trace
 from susbench.browser import chromium_version, find_chromium
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
@@ -52,6 +53,14 @@ app.command("run", help="Run tasks with an operator, live or from a snapshot, in
 app.command("report", help="Avoidance rates by operator and pattern type, with 95% Wilson intervals.")(report)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
 app.add_typer(results_app, name="results", help="Export results (Parquet).")
+app.command("trace", help="An agent episode's timeline: screenshots with actions drawn, the model's words.")(
+    trace
+)
+app.add_typer(
+    agents_app,
+    name="agents",
+    help="Agents without a vendor: demonstrations and a local scripted model server.",
+)
 
 SCHEMA_MODELS = {
     model.__name__: model
