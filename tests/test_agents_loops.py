@@ -20,8 +20,9 @@ from susbench.agents.servers import Captured
 from susbench.injection_catalog import load_injections
 from susbench.store import Store, trace_folder
 from susbench.tasks import load_tasks
-from tests.fixtures.agents import EXPECTED, TYPE_TASKS, AgentRun, run_agent
+from tests.fixtures.agents import EXPECTED, AgentRun, run_agent
 from tests.leaks import answer_secrets, find_leaks
+from tests.type_tasks import TYPE_TASKS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 

@@ -20,9 +20,9 @@ from susbench.agents.actions import ActionRefused, AgentAction, parse_action
 from susbench.agents.drawing import resize_png
 from susbench.agents.harness import AgentOperator, Conversation, Feedback, Proposal, Turn, prompt
 from susbench.agents.observe import Observation
-from susbench.agents.settings import AgentConfig, api_key
+from susbench.agents.settings import AgentConfig
 from susbench.agents.window import Viewport
-from susbench.operators.base import ObservationKind, OperatorSettings
+from susbench.operators.base import ObservationKind
 
 ToolVersion = Literal["computer_20241022", "computer_20250124", "computer_20251124"]
 BETA_HEADERS: dict[str, str] = {
@@ -268,23 +268,12 @@ class AnthropicCUOperator(AgentOperator[AnthropicConfig]):
     name = "anthropic-cu"
     config_model = AnthropicConfig
     observations = ("screenshot",)
+    connection_errors = (anthropic.APIConnectionError,)
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        super().__init__(seed, settings)
-        self.client = anthropic.Anthropic(
-            api_key=api_key(self.name, self.config),
-            base_url=self.config.base_url,
-            max_retries=0,
-            timeout=self.config.timeout_s,
+    def make_client(self, key: str) -> anthropic.Anthropic:
+        return anthropic.Anthropic(
+            api_key=key, base_url=self.config.base_url, max_retries=0, timeout=self.config.timeout_s
         )
-
-    @property
-    def server(self) -> str:
-        return str(self.client.base_url)
-
-    @property
-    def connection_errors(self) -> tuple[type[Exception], ...]:
-        return (anthropic.APIConnectionError,)
 
     def conversation(self, instruction: str, observation: Observation) -> Conversation:
         return ComputerConversation(self, instruction, observation)

@@ -34,7 +34,7 @@ from susbench.agents.keys import UnknownKey, key_combination, key_name
 from susbench.agents.observe import Box, Element
 from susbench.agents.window import BrowserWindow
 
-SETTLE_S = 0.3
+SETTLE_S = 0.15
 SCROLL_INTO_VIEW_TRIES = 4
 
 

@@ -22,7 +22,7 @@ from susbench.agents.calls import Answer, ModelCaller, ModelUnavailable
 from susbench.agents.execute import Executor
 from susbench.agents.observe import Observation, Observer
 from susbench.agents.pricing import Price, cost_usd, load_prices
-from susbench.agents.settings import AgentConfig, resolve_config
+from susbench.agents.settings import AgentConfig, api_key, resolve_config
 from susbench.agents.window import BrowserWindow
 from susbench.errors import SusbenchError
 from susbench.operators.base import ObservationKind, OperatorResult, OperatorSettings, SubjectContext
@@ -93,6 +93,8 @@ class AgentOperator(ABC, Generic[ConfigT]):
 
     name: ClassVar[str]
     config_model: ClassVar[type[AgentConfig]]
+    connection_errors: ClassVar[tuple[type[Exception], ...]]
+    """The SDK's exceptions for timeouts and lost connections (retried)."""
     observations: ClassVar[tuple[ObservationKind, ...]] = ("screenshot", "som", "axtree")
     needs_cdp = False
 
@@ -106,19 +108,19 @@ class AgentOperator(ABC, Generic[ConfigT]):
             )
         self.price: Price | None = self.config.price or load_prices().price(self.config.model)
         self.check()
+        self.client = self.make_client(api_key(self.name, self.config))
 
     def check(self) -> None:
         """Refuse settings this operator cannot honour (the base checks the observation kind)."""
 
-    @property
     @abstractmethod
-    def server(self) -> str:
-        """The model server's address, for error messages."""
+    def make_client(self, key: str) -> Any:
+        """The vendor SDK's client, with its own retries off (the harness retries and records them)."""
 
     @property
-    @abstractmethod
-    def connection_errors(self) -> tuple[type[Exception], ...]:
-        """The SDK's exceptions for timeouts and lost connections (retried)."""
+    def server(self) -> str:
+        """The model server's address, for error messages."""
+        return str(self.client.base_url)
 
     @abstractmethod
     def conversation(self, instruction: str, observation: Observation) -> Conversation:

@@ -26,10 +26,10 @@ from susbench.agents.actions import (
 )
 from susbench.agents.harness import PROMPTS_DIR, AgentOperator, Conversation, Feedback, Proposal, Turn, prompt
 from susbench.agents.observe import Observation, data_url
-from susbench.agents.settings import AgentConfig, api_key
+from susbench.agents.settings import AgentConfig
 from susbench.errors import SusbenchError
 from susbench.loading import read_data_file
-from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
+from susbench.operators.base import ActionFormat, ObservationKind
 
 OMITTED_IMAGE = "(an earlier screenshot, omitted)"
 OMITTED_TEXT = "(an earlier observation, omitted)"
@@ -210,18 +210,17 @@ def _proposal(call_id: str | None, data: dict[str, Any]) -> Proposal:
         return Proposal(call_id, None, str(exc))
 
 
+def openai_client(config: AgentConfig, key: str) -> openai.OpenAI:
+    return openai.OpenAI(api_key=key, base_url=config.base_url, max_retries=0, timeout=config.timeout_s)
+
+
 class OpenAIChatOperator(AgentOperator[ChatConfig]):
     name = "openai-chat"
     config_model = ChatConfig
+    connection_errors = (openai.APIConnectionError,)
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        super().__init__(seed, settings)
-        self.client = openai.OpenAI(
-            api_key=api_key(self.name, self.config),
-            base_url=self.config.base_url,
-            max_retries=0,
-            timeout=self.config.timeout_s,
-        )
+    def make_client(self, key: str) -> openai.OpenAI:
+        return openai_client(self.config, key)
 
     def check(self) -> None:
         if not self.config.vision and self.config.observation != "axtree":
@@ -229,14 +228,6 @@ class OpenAIChatOperator(AgentOperator[ChatConfig]):
                 f"--observation {self.config.observation}: a model without vision (vision: false) "
                 "needs --observation axtree"
             )
-
-    @property
-    def server(self) -> str:
-        return str(self.client.base_url)
-
-    @property
-    def connection_errors(self) -> tuple[type[Exception], ...]:
-        return (openai.APIConnectionError,)
 
     def conversation(self, instruction: str, observation: Observation) -> Conversation:
         return ChatConversation(self, instruction, observation)

@@ -19,8 +19,9 @@ from pydantic import Field
 from susbench.agents.actions import ActionRefused, AgentAction, parse_action
 from susbench.agents.harness import AgentOperator, Conversation, Feedback, Proposal, Turn, prompt
 from susbench.agents.observe import Observation, data_url
-from susbench.agents.settings import AgentConfig, api_key
-from susbench.operators.base import ObservationKind, OperatorSettings
+from susbench.agents.openai_chat import openai_client
+from susbench.agents.settings import AgentConfig
+from susbench.operators.base import ObservationKind
 
 CUA_WAIT_S = 2.0
 MOUSE_BUTTONS = {"left": "left", "right": "right", "wheel": "middle"}
@@ -191,23 +192,10 @@ class OpenAICUAOperator(AgentOperator[CUAConfig]):
     name = "openai-cua"
     config_model = CUAConfig
     observations = ("screenshot",)
+    connection_errors = (openai.APIConnectionError,)
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        super().__init__(seed, settings)
-        self.client = openai.OpenAI(
-            api_key=api_key(self.name, self.config),
-            base_url=self.config.base_url,
-            max_retries=0,
-            timeout=self.config.timeout_s,
-        )
-
-    @property
-    def server(self) -> str:
-        return str(self.client.base_url)
-
-    @property
-    def connection_errors(self) -> tuple[type[Exception], ...]:
-        return (openai.APIConnectionError,)
+    def make_client(self, key: str) -> openai.OpenAI:
+        return openai_client(self.config, key)
 
     def conversation(self, instruction: str, observation: Observation) -> Conversation:
         return CUAConversation(self, instruction, observation)
