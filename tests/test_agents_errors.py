@@ -5,9 +5,11 @@ pending safety checks follow the recorded policy."""
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from susbench.agents.demonstration import DemonstrationSet
 from susbench.agents.servers import Fault, ModelServer
@@ -176,3 +178,29 @@ def test_safety_checks_follow_the_recorded_policy(
     else:
         assert error is None and final.startswith("stopped at pending safety checks (malicious_instructions:")
         assert len(run.requests) == 2  # nothing was carried out or asked after the check
+
+
+def test_the_api_key_never_reaches_a_live_episodes_archive(
+    demonstrations: dict[str, DemonstrationSet], agent_key: str, tmp_path: Path
+) -> None:
+    run = run_agent(
+        "openai-chat",
+        "careful",
+        demonstrations,
+        tmp_path / "live.duckdb",
+        agent_key,
+        tasks="voltcart-mouse-cart",
+        parallel=1,
+        live=True,
+        observation="screenshot",
+    )
+    with Store(run.db, read_only=True) as store:
+        _, rows = store.query("SELECT archive FROM episodes")
+    ((archive,),) = rows
+    records = 0
+    with zipfile.ZipFile(archive) as wacz, wacz.open("archive/data.warc.gz") as warc:
+        for record in ArchiveIterator(warc):
+            records += 1
+            assert agent_key.encode() not in record.content_stream().read()
+            assert agent_key not in str(record.rec_headers) + str(record.http_headers or "")
+    assert records > 10 and all(agent_key in request.headers["authorization"] for request in run.requests)
