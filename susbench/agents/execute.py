@@ -186,9 +186,11 @@ class Executor:
         return x, y
 
     def _wheel(self, x: float, y: float, dx: float, dy: float) -> None:
-        self._move((x, y))
+        if self.mouse != (x, y):
+            self._move((x, y))
+        before = self.window.viewport()
         self.page.mouse.wheel(dx, dy)
-        self.window.settle_scroll()
+        self.window.settle_scroll(before)
 
     def _press(self, action: Press) -> None:
         chord = key_combination(action.keys)

@@ -184,7 +184,10 @@ class Observer:
         """The accessibility tree and its numbered interactive elements (`visible` needs `hit_test`)."""
         cdp = self.window.cdp()
         tree = AXTree(cdp.send("Accessibility.getFullAXTree")["nodes"])
-        layout = Layout(cdp.send("DOMSnapshot.captureSnapshot", {"computedStyles": []}), viewport)
+        snapshot = cdp.send(
+            "DOMSnapshot.captureSnapshot", {"computedStyles": [], "includePaintOrder": hit_test}
+        )
+        layout = Layout(snapshot, viewport)
         return tree, tree.elements(layout, viewport, hit_test=hit_test, cdp=cdp)
 
 
@@ -207,7 +210,8 @@ def page_facts(front: Tab, tabs: list[Tab], viewport: Viewport) -> str:
 
 
 class Layout:
-    """Layout boxes (viewport coordinates) and DOM ancestry of the main document, by backend node id."""
+    """Layout boxes (viewport coordinates), paint order and DOM ancestry of the main document, by
+    backend node id."""
 
     def __init__(self, snapshot: dict[str, Any], viewport: Viewport) -> None:
         document = snapshot["documents"][0]
@@ -221,10 +225,29 @@ class Layout:
             if parent >= 0
         }
         self.boxes: dict[int, Box] = {}
-        for node_index, (x, y, width, height) in zip(layout["nodeIndex"], layout["bounds"], strict=True):
+        self.painting: list[tuple[int, int, float, float, float, float]] = []
+        self.knows_paint_order = "paintOrders" in layout
+        orders = layout.get("paintOrders") or [0] * len(layout["nodeIndex"])
+        for node_index, (x, y, width, height), order in zip(
+            layout["nodeIndex"], layout["bounds"], orders, strict=True
+        ):
             backend = backend_ids[node_index]
-            if width > 0 and height > 0 and backend not in self.boxes:
-                self.boxes[backend] = Box(x=x - scroll_x, y=y - scroll_y, width=width, height=height)
+            if width > 0 and height > 0:
+                left, top = x - scroll_x, y - scroll_y
+                self.painting.append((order, backend, left, top, left + width, top + height))
+                if backend not in self.boxes:
+                    self.boxes[backend] = Box(x=left, y=top, width=width, height=height)
+        self.painting.sort(reverse=True)  # topmost first
+
+    def may_cover(self, backend: int, x: float, y: float) -> bool:
+        """Whether the box painted last at (x, y) lies outside the element: only then is a real hit
+        test (which also knows transparent overlays and pointer-events) worth its round trip."""
+        if not self.knows_paint_order:
+            return True
+        for _, other, left, top, right, bottom in self.painting:
+            if left <= x <= right and top <= y <= bottom:
+                return not self.contains(backend, other)
+        return True
 
     def contains(self, ancestor: int, node: int) -> bool:
         while True:
@@ -324,6 +347,8 @@ def _on_top(cdp: Any, layout: Layout, backend: int, clipped: Box, viewport: View
     """Whether a click at the centre of the element's visible part lands on the element (the hit
     test takes page coordinates)."""
     x, y = clipped.center
+    if not layout.may_cover(backend, x, y):
+        return True
     where = {
         "x": int(x + viewport.scroll_x),
         "y": int(y + viewport.scroll_y),

@@ -13,8 +13,9 @@ from pydantic import Field
 
 from susbench.models import Frozen
 
-SETTLE_POLL_S = 0.05
+SETTLE_POLL_S = 0.025
 SETTLE_LIMIT_S = 1.5
+UNMOVED_S = 0.15
 
 
 class Tab(Frozen):
@@ -102,14 +103,17 @@ class BrowserWindow:
             page_height=float(metrics["cssContentSize"]["height"]),
         )
 
-    def settle_scroll(self) -> Viewport:
-        """Wait until the scroll position stops moving (wheel scrolling is asynchronous)."""
-        deadline = time.monotonic() + SETTLE_LIMIT_S
-        last = self.viewport()
-        while time.monotonic() < deadline:
+    def settle_scroll(self, before: Viewport) -> Viewport:
+        """Wait until a wheel's scroll has moved and stopped (wheel scrolling is asynchronous); a page
+        that does not move within a moment had nothing left to scroll."""
+        started = time.monotonic()
+        last, moved = before, False
+        while time.monotonic() - started < SETTLE_LIMIT_S:
             time.sleep(SETTLE_POLL_S)
             now = self.viewport()
-            if (now.scroll_x, now.scroll_y) == (last.scroll_x, last.scroll_y):
+            moved = moved or (now.scroll_x, now.scroll_y) != (before.scroll_x, before.scroll_y)
+            still = (now.scroll_x, now.scroll_y) == (last.scroll_x, last.scroll_y)
+            if (moved and still) or (not moved and time.monotonic() - started >= UNMOVED_S):
                 return now
             last = now
         return last
