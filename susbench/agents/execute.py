@@ -48,7 +48,7 @@ class Executor:
 
     def run(self, action: AgentAction, elements: dict[int, Element]) -> dict[str, Any]:
         """Carry out one action; returns it as recorded (with the point it happened at, if any)."""
-        record = action.model_dump(mode="json", exclude_defaults=True)
+        record = action.model_dump(mode="json", exclude_none=True)
         record["action"] = action.action
         try:
             point = self._run(action, elements)

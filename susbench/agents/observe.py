@@ -149,15 +149,19 @@ class Observer:
         taken_at_ms = int(time.time() * 1000)
         cdp = self.window.cdp()
         viewport = self.window.viewport()
-        shot = base64.b64decode(cdp.send("Page.captureScreenshot", {"format": "png"})["data"])
         tabs = self.window.tabs()
         front = next(tab for tab in tabs if tab.active)
         facts = page_facts(front, tabs, viewport)
+        # Elements before pixels: what appears in between (a delayed pop-up) is at least seen.
+        found = (
+            None if self.kind == "screenshot" else self.read_elements(viewport, hit_test=self.kind == "som")
+        )
+        shot = base64.b64decode(cdp.send("Page.captureScreenshot", {"format": "png"})["data"])
         elements: dict[int, Element] = {}
         image: bytes | None = shot
         text = facts
-        if self.kind != "screenshot":
-            tree, elements = self.read_elements(viewport, hit_test=self.kind == "som")
+        if found is not None:
+            tree, elements = found
             if self.kind == "som":
                 shown = [element for element in elements.values() if element.visible]
                 image = draw_marks(shot, [(element.id, element.box) for element in shown])
