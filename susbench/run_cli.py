@@ -21,8 +21,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from susbench.errors import SusbenchError
+from susbench.errors import InputError, SusbenchError
+from susbench.loading import read_data_file
 from susbench.models import ReplayMode
+from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
 from susbench.report import build_report, render_report
 from susbench.store import EpisodeRecord, Store
 
@@ -92,8 +94,37 @@ def _run_with_progress(options: RunOptions, console: Console) -> RunSummary:
         return run_benchmark(options, display)
 
 
+def operator_settings(
+    model: str | None,
+    base_url: str | None,
+    observation: ObservationKind | None,
+    max_steps: int | None,
+    action_format: ActionFormat | None,
+    config: Path | None,
+) -> OperatorSettings:
+    """The operator's settings from the command line and its `--operator-config` file."""
+    data = {} if config is None else read_data_file(config)
+    if not isinstance(data, dict):
+        raise InputError(f"{config}: expected a mapping of settings, got {type(data).__name__}")
+    return OperatorSettings(
+        model=model,
+        base_url=base_url,
+        observation=observation,
+        max_steps=max_steps,
+        action_format=action_format,
+        config=data,
+        config_source=str(config) if config else "--operator-config",
+    )
+
+
 def run(
-    operator: Annotated[str, typer.Option(help="naive, careful, random, idle (or a registered one)")],
+    operator: Annotated[
+        str,
+        typer.Option(
+            help="naive, careful, random (baselines); openai-chat, openai-cua, anthropic-cu (agents); "
+            "idle; an installed plugin's name, or module:factory"
+        ),
+    ],
     tasks: Annotated[
         str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
     ] = "all",
@@ -121,6 +152,25 @@ def run(
             help="direct: Chromium's host-resolver rules to the replayer (fast); proxy: HTTP(S) proxy"
         ),
     ] = "direct",
+    episode_timeout: Annotated[
+        float | None, typer.Option(min=1, help="seconds per episode (default: the task's max_seconds)")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="agents: the model to ask")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="agents: the SDK's base URL (OpenAI-style: .../v1; Anthropic: the host)"),
+    ] = None,
+    observation: Annotated[
+        ObservationKind | None,
+        typer.Option(help="agents: screenshot, som (marked screenshot + list), axtree"),
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option(min=1, help="agents: model turns per episode")] = None,
+    action_format: Annotated[
+        ActionFormat | None, typer.Option(help="openai-chat: actions as tool calls, or as JSON in the reply")
+    ] = None,
+    operator_config: Annotated[
+        Path | None, typer.Option(help="agents: a YAML file of further settings (README: Agents)")
+    ] = None,
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions
@@ -142,6 +192,10 @@ def run(
             step_timeout_s=step_timeout,
             headless=not headed,
             replay_mode=replay_mode,
+            episode_timeout_s=episode_timeout,
+            operator_settings=operator_settings(
+                model, base_url, observation, max_steps, action_format, operator_config
+            ),
         ),
         console,
     )

@@ -28,7 +28,8 @@ class StepFailed(Exception):
     """A step could not be carried out (element missing, navigation failed); the message says why."""
 
 
-def _target(page: Page, step: Step) -> Locator:
+def step_target(page: Page, step: Step) -> Locator:
+    """The element a step acts on: CSS selector, filtered by text, or the first element with the text."""
     if step.selector and step.text:
         return page.locator(step.selector).filter(has_text=step.text).first
     if step.selector:
@@ -56,15 +57,15 @@ def perform_step(page: Page, step: Step, timeout_ms: float) -> None:
             case "goto":
                 page.goto(step.url or "", timeout=timeout_ms, wait_until="load")
             case "click":
-                _target(page, step).click(timeout=timeout_ms)
+                step_target(page, step).click(timeout=timeout_ms)
             case "fill":
-                _target(page, step).fill(step.value or "", timeout=timeout_ms)
+                step_target(page, step).fill(step.value or "", timeout=timeout_ms)
             case "select":
-                _target(page, step).select_option(step.value, timeout=timeout_ms)
+                step_target(page, step).select_option(step.value, timeout=timeout_ms)
             case "check":
-                _target(page, step).check(timeout=timeout_ms)
+                step_target(page, step).check(timeout=timeout_ms)
             case "uncheck":
-                _target(page, step).uncheck(timeout=timeout_ms)
+                step_target(page, step).uncheck(timeout=timeout_ms)
             case "press":
                 page.keyboard.press(step.value or "")
             case "scroll" if step.value:

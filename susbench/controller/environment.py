@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from susbench.models import Frozen, Mode, PageLook, ReplayMode
+from susbench.operators import OperatorSettings
 
 
 class WorkerSetup(Frozen):
@@ -21,3 +22,5 @@ class WorkerSetup(Frozen):
     replay_mode: ReplayMode = "direct"
     tmp_dir: Path
     look: PageLook = PageLook()
+    operator_settings: OperatorSettings = OperatorSettings()
+    trace_dir: Path | None = None

@@ -31,7 +31,7 @@ from susbench.controller.traffic import live_upstream
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
 from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, Store
+from susbench.store import EpisodeRecord, Store, trace_folder
 from susbench.tasks import load_tasks, select_tasks
 
 
@@ -97,6 +97,7 @@ def run_identity(options: RunOptions, inputs: RunInputs) -> RunIdentity:
     """What was asked, plus the digests of the inputs."""
     return RunIdentity(
         operator=options.operator,
+        operator_settings=options.operator_settings.model_dump(mode="json", exclude_defaults=True),
         mode=options.mode,
         live_resolve=options.live_resolve,
         live_date=options.live_date,
@@ -160,6 +161,8 @@ def _worker_setup(
         replay_mode=options.replay_mode,
         tmp_dir=Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="susbench-run-"))),
         look=PageLook() if snapshot is None else snapshot.look,
+        operator_settings=options.operator_settings,
+        trace_dir=trace_folder(options.db),
     )
 
 

@@ -19,7 +19,13 @@ from pydantic import ConfigDict, Field, RootModel, model_validator
 from susbench.browser.actions import StepFailed, click_choice, perform_step
 from susbench.loading import load_model
 from susbench.models import PATTERN_TYPES, ChoiceRole, Frozen, PatternType
-from susbench.operators.base import OperatorResult, Oracle, OracleBaseline, SubjectContext
+from susbench.operators.base import (
+    OperatorResult,
+    OperatorSettings,
+    Oracle,
+    OracleBaseline,
+    SubjectContext,
+)
 
 Policy = Literal["naive", "careful"]
 SETTLE_MS = 200
@@ -149,8 +155,9 @@ class IdleOperator:
     needs_cdp = False
     name = "idle"
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, settings: OperatorSettings) -> None:
         self.seed = seed
+        self.settings = settings
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
         ctx.record("idle", {})
