@@ -1,9 +1,9 @@
 """Avoidance rates by operator and pattern type with 95% Wilson intervals (the paper's Figure 4).
 
-Avoidance = avoided / (avoided + not_avoided): an exposure that never happened (not_encountered)
-or an episode that failed (error) says nothing about susceptibility, so both are counted and shown
-but kept out of the rate. Wilson intervals stay inside [0, 1] and behave at 0% and 100%, which
-scripted baselines and small cells produce.
+Avoidance = avoided / (avoided + not_avoided): an exposure that never happened (not_encountered),
+one the page interfered with (tampered) or an episode that failed (error) says nothing about
+susceptibility, so they are counted and shown but kept out of the rate. Wilson intervals stay inside
+[0, 1] and behave at 0% and 100%, which scripted baselines and small cells produce.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ class ReportRow(Frozen):
     avoided: int = Field(ge=0)
     not_avoided: int = Field(ge=0)
     not_encountered: int = Field(ge=0)
+    tampered: int = Field(ge=0)
     error: int = Field(ge=0)
     rate: float | None
     ci_low: float | None
@@ -56,6 +57,7 @@ class ReportRow(Frozen):
             avoided=avoided,
             not_avoided=counts.get(OutcomeKind.NOT_AVOIDED, 0),
             not_encountered=counts.get(OutcomeKind.NOT_ENCOUNTERED, 0),
+            tampered=counts.get(OutcomeKind.TAMPERED, 0),
             error=counts.get(OutcomeKind.ERROR, 0),
             rate=avoided / exposed if exposed else None,
             ci_low=low,
@@ -107,6 +109,7 @@ def render_report(report: Report, title: str = "Avoidance by operator and patter
     table.add_column("avoided", justify="right")
     table.add_column("not avoided", justify="right")
     table.add_column("not encountered", justify="right")
+    table.add_column("tampered", justify="right")
     table.add_column("error", justify="right")
     previous = None
     for row in report.rows:
@@ -123,6 +126,7 @@ def render_report(report: Report, title: str = "Avoidance by operator and patter
             str(row.avoided),
             str(row.not_avoided),
             str(row.not_encountered),
+            str(row.tampered),
             str(row.error),
             style=style,
         )

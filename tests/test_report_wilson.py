@@ -34,6 +34,7 @@ def test_report_counts_and_rates(tmp_path: Path) -> None:
     kinds = [OutcomeKind.AVOIDED] * 3 + [
         OutcomeKind.NOT_AVOIDED,
         OutcomeKind.NOT_ENCOUNTERED,
+        OutcomeKind.TAMPERED,
         OutcomeKind.ERROR,
     ]
     with Store(tmp_path / "r.duckdb") as store:
@@ -43,7 +44,8 @@ def test_report_counts_and_rates(tmp_path: Path) -> None:
         report = build_report(store)
     by_type = {row.pattern_type: row for row in report.rows}
     cell = by_type["preselection"]
-    assert (cell.avoided, cell.not_avoided, cell.not_encountered, cell.error) == (3, 1, 1, 1)
+    counts = (cell.avoided, cell.not_avoided, cell.not_encountered, cell.tampered, cell.error)
+    assert counts == (3, 1, 1, 1, 1)
     assert cell.rate == 0.75
     assert (cell.ci_low, cell.ci_high) == pytest.approx(wilson_interval(3, 4))
     assert by_type["all"].rate == 0.75

@@ -1,5 +1,5 @@
 // The pattern's choices with their viewport rects, for the controller (asked through the worker):
-// where to click, and whether a person could see the choice there now.
+// where to click, and whether a click there counts now (the pattern really visible, and still).
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
