@@ -10,6 +10,13 @@
   // restyle the host (nor pass `pointer-events: none` into it). The look lives on the inner frame.
   const HOST_SHEET = new CSSStyleSheet();
   HOST_SHEET.replaceSync(":host { all: initial !important; display: block !important; }");
+  // An overlay's host spans the viewport above the page, letting clicks through wherever the pattern
+  // draws nothing (its frame takes pointer events back).
+  const OVERLAY_SHEET = new CSSStyleSheet();
+  OVERLAY_SHEET.replaceSync(
+    ":host { position: fixed !important; inset: 0 !important; z-index: 2147483000 !important; pointer-events: none !important; }" +
+      " [data-part=frame] { pointer-events: auto; }",
+  );
 
   const escapeHtml = (text) =>
     String(text).replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]);
@@ -34,7 +41,7 @@
     const host = document.createElement("div");
     host.append(" ");
     const root = host.attachShadow({ mode: "closed" });
-    root.adoptedStyleSheets = [HOST_SHEET];
+    root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
     root.innerHTML = `<style>${look.frameStyle(anchor, injection.style)}\n${template.css}</style>${fill(template.html, injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     frame.dataset.emphasis = injection.style.emphasis;
