@@ -22,6 +22,7 @@ from susbench.web.quirks import COOKIE
 from tests.fixtures.extension import shortest_task_with
 
 CASES_FILE = Path(__file__).with_name("data") / "hostile_cases.yaml"
+IDLE_STAY_MS = 2000  # how long the idle visitor stays on the page it opened
 Operator = Literal["naive", "careful", "idle"]
 # What each operator scores on a plain page of the suite (its pattern below the fold for `idle`).
 PLAIN_OUTCOME: dict[Operator, OutcomeKind] = {
@@ -100,6 +101,8 @@ def run_case(
         page.goto(task.start_url)
         limits = Limits(max_steps=task.max_steps, max_seconds=60, step_timeout_s=8)
         act_on_task(operator, task, page, bridge, limits, None, lambda *action: actions.append(action))
+        if policy is None:
+            page.wait_for_timeout(IDLE_STAY_MS)
         return bridge.finish(), actions
     finally:
         page.close()

@@ -2,7 +2,7 @@
 // current). sessionStorage keeps it to once per page and tab.
 const refreshKey = `refreshed:${location.pathname}`;
 if (!sessionStorage.getItem(refreshKey)) {
-  quirk.afterLoad(700, () => {
+  quirk.afterLoad(150, () => {
     sessionStorage.setItem(refreshKey, "1");
     location.reload();
   });

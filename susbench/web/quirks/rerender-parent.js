@@ -10,5 +10,5 @@ function rerender() {
     parent.replaceWith(fresh);
   }
 }
-quirk.afterLoad(600, rerender);
-quirk.afterLoad(1600, rerender);
+quirk.afterLoad(100, rerender);
+quirk.afterLoad(1200, rerender);
