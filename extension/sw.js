@@ -82,7 +82,7 @@ function offer(state, injection) {
 // started it), never here: a reload or redirect by the page itself only draws the pattern again.
 function hello(state, tabId, doc, url) {
   if (!state.episode) return { injection: null };
-  state.docs[doc] = { tab: tabId, matched: false };
+  state.docs[doc] = { matched: false };
   const injection = injectionFor(state, url);
   if (!injection) return { injection: null };
   state.docs[doc].matched = true;
@@ -200,10 +200,12 @@ self.bridge = {
     const state = await update((s) => s);
     const tabId = await tabFor(state, url);
     if (tabId === null) return { injected: false, choices: [] };
+    const none = { injected: false, choices: [] };
     try {
-      return await chrome.tabs.sendMessage(tabId, { kind: "choices", scroll_to: scrollTo }, { frameId: 0 });
+      // A document being replaced may drop the question unanswered (undefined): nothing to click there.
+      return (await chrome.tabs.sendMessage(tabId, { kind: "choices", scroll_to: scrollTo }, { frameId: 0 })) || none;
     } catch {
-      return { injected: false, choices: [] };
+      return none;
     }
   },
   finish() {

@@ -66,7 +66,7 @@
     if (option.matches("input[type=checkbox]")) return; // the change event reports its new state
     event.preventDefault();
     helper.exposure.markExposed("interaction");
-    const dismissed = helper.draw.act(mounted, role, option);
+    const dismissed = helper.draw.act(mounted, role);
     channel.report("choice", { role, label: helper.match.label(option), ...(dismissed ? { dismissed } : {}) });
   }
 

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import Locator, Page, Request
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from susbench.browser.bridge import Choice
 from susbench.models import ChoiceRole, Step
@@ -24,6 +25,7 @@ from susbench.models import ChoiceRole, Step
 SCROLL_STEP_PX = 600
 SCROLL_PAUSE_MS = 120
 POLL_MS = 100
+NAVIGATION_START_MS = 500  # a click that navigates has its request on the way by then
 
 ChoiceLister = Callable[[ChoiceRole | None], Sequence[Choice]]
 """The injected pattern's choices now, after scrolling the given role's option into view."""
@@ -56,12 +58,29 @@ def scroll_to_bottom(page: Page) -> None:
         page.wait_for_timeout(SCROLL_PAUSE_MS)
 
 
+class _ClickStayed(Exception):
+    """The click started no navigation of the page."""
+
+
 def _click_at_centre(page: Page, target: Locator, timeout_ms: float) -> None:
+    """The mouse at the element's centre; like Playwright's own click, wait for the page the click opens."""
     target.scroll_into_view_if_needed(timeout=timeout_ms)
     box = target.bounding_box(timeout=timeout_ms)
     if box is None:
         raise StepFailed("the element to click is not visible")
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+    def opens_page(request: Request) -> bool:
+        return request.is_navigation_request() and request.frame == page.main_frame
+
+    try:
+        with page.expect_navigation(wait_until="load", timeout=timeout_ms):
+            try:
+                with page.expect_request(opens_page, timeout=NAVIGATION_START_MS):
+                    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            except PlaywrightTimeout:
+                raise _ClickStayed from None
+    except _ClickStayed:
+        return
 
 
 def perform_step(page: Page, step: Step, timeout_ms: float, clicks: ClickMode = "locator") -> None:
