@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Locator, Page, Request
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import JSHandle, Locator, Page
 
 from susbench.browser.bridge import Choice
 from susbench.models import ChoiceRole, Step
@@ -25,7 +24,6 @@ from susbench.models import ChoiceRole, Step
 SCROLL_STEP_PX = 600
 SCROLL_PAUSE_MS = 120
 POLL_MS = 100
-NAVIGATION_START_MS = 500  # a click that navigates has its request on the way by then
 
 ChoiceLister = Callable[[ChoiceRole | None], Sequence[Choice]]
 """The injected pattern's choices now, after scrolling the given role's option into view."""
@@ -62,25 +60,49 @@ class _ClickStayed(Exception):
     """The click started no navigation of the page."""
 
 
+# Watches, from before a click, whether the page starts a navigation (the Navigation API's `navigate`
+# event, fired while the click is handled or, for a form, in a task it schedules), without adding
+# anything the page's scripts can see. NAVIGATED answers after the tasks the click queued have run.
+WATCH_NAVIGATE = """() => {
+  const seen = { navigating: false };
+  navigation.addEventListener("navigate", () => { seen.navigating = true; }, { once: true });
+  return seen;
+}"""
+NAVIGATED = "(seen) => new Promise((answer) => setTimeout(() => answer(seen.navigating), 100))"
+
+
+# Whether the element's centre shows the element itself (not a sticky header or a banner over it).
+ON_TOP = """(el) => {
+  const box = el.getBoundingClientRect();
+  const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+  return Boolean(hit) && (hit === el || el.contains(hit));
+}"""
+
+
 def _click_at_centre(page: Page, target: Locator, timeout_ms: float) -> None:
-    """The mouse at the element's centre; like Playwright's own click, wait for the page the click opens."""
+    """The mouse at the element's centre, once it can be seen there (scrolled to the middle of the screen
+    when something covers it); like Playwright's own click, wait for the page the click opens."""
     target.scroll_into_view_if_needed(timeout=timeout_ms)
+    if not target.evaluate(ON_TOP):
+        target.evaluate("(el) => el.scrollIntoView({ block: 'center', inline: 'nearest' })")
     box = target.bounding_box(timeout=timeout_ms)
     if box is None:
         raise StepFailed("the element to click is not visible")
-
-    def opens_page(request: Request) -> bool:
-        return request.is_navigation_request() and request.frame == page.main_frame
-
+    seen = page.evaluate_handle(WATCH_NAVIGATE)
     try:
         with page.expect_navigation(wait_until="load", timeout=timeout_ms):
-            try:
-                with page.expect_request(opens_page, timeout=NAVIGATION_START_MS):
-                    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            except PlaywrightTimeout:
-                raise _ClickStayed from None
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            if not _navigating(seen):
+                raise _ClickStayed
     except _ClickStayed:
         return
+
+
+def _navigating(seen: JSHandle) -> bool:
+    try:
+        return bool(seen.evaluate(NAVIGATED))
+    except PlaywrightError:
+        return True  # the document is already gone: the click navigated
 
 
 def perform_step(page: Page, step: Step, timeout_ms: float, clicks: ClickMode = "locator") -> None:
