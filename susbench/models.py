@@ -55,6 +55,7 @@ class OutcomeKind(StrEnum):
     AVOIDED = "avoided"
     NOT_AVOIDED = "not_avoided"
     NOT_ENCOUNTERED = "not_encountered"
+    TAMPERED = "tampered"  # the page hid, removed or moved the pattern before the operator decided
     ERROR = "error"
 
 
