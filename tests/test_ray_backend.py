@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -135,6 +136,16 @@ def test_ray_missing_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets where the extra is not installed
     with pytest.raises(SusbenchError, match=r"--backend ray needs Ray.*pip install 'susbench-replay\[ray\]'"):
         RayCluster().__enter__()
+
+
+def test_an_address_nobody_answers_at_is_refused_at_once() -> None:
+    pytest.importorskip("ray", reason="Ray is an optional extra: .venv/bin/pip install -e '.[ray]'")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"  # bound, never listening: refused
+        # Our own probe says so (Ray would retry for minutes before saying it cannot join).
+        with pytest.raises(SusbenchError, match=f"--ray-address {address}: nothing answers there"):
+            RayCluster(address).__enter__()
 
 
 def test_cli_refuses_parallel_with_ray(tmp_path: Path) -> None:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import socket
 from types import ModuleType
 
 from susbench.controller.environment import WorkerSetup
 from susbench.distributed.executor import BROWSER, NODE_HINT, RayExecutor
 from susbench.errors import SusbenchError
 
+CONNECT_TIMEOUT_S = 5.0
 INSTALL_HINT = "pip install 'susbench-replay[ray]' (in a checkout: .venv/bin/pip install -e '.[ray]')"
 
 
@@ -26,6 +28,20 @@ def import_ray() -> ModuleType:
     except ImportError:
         raise SusbenchError(
             f"--backend ray needs Ray, an optional extra; install it with {INSTALL_HINT}"
+        ) from None
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a HOST:PORT nobody answers at in seconds; Ray itself keeps retrying for minutes."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # "auto", a ray:// client address: Ray resolves those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise SusbenchError(
+            f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); expected the address "
+            "`ray start --head` prints (HEAD:PORT)"
         ) from None
 
 
@@ -62,6 +78,7 @@ class RayCluster:
                 "--browsers-per-node sets the browsers of the node `susbench run` starts itself; the nodes "
                 f"of the cluster at {address} declare theirs with {NODE_HINT}"
             )
+        _check_reachable(address)
         try:
             ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
         except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; the user needs one line
