@@ -31,7 +31,7 @@ from susbench.distributed import RayCluster
 from susbench.injection_catalog import load_injections
 from susbench.store import EpisodeRecord
 from susbench.tasks import load_tasks, select_tasks
-from tests.fixtures.processes import MARK_VARIABLE, new_mark, wait_until_gone
+from tests.fixtures.processes import MARK_VARIABLE, Watch, new_mark
 
 MIB = 1024 * 1024
 
@@ -103,11 +103,11 @@ def throughput(args: argparse.Namespace, work: Path) -> list[Row]:
     return rows
 
 
-def left_behind(mark: str) -> dict[str, list[str]]:
-    """This benchmark's processes still alive 2 minutes after its runs and Ray sessions closed, by kind.
-    (The local pool's multiprocessing resource tracker lives as long as this process, by design.)"""
+def left_behind(watch: Watch) -> dict[str, list[str]]:
+    """This benchmark's processes still running 2 minutes after its runs and Ray sessions closed, by
+    kind (the local pool's multiprocessing resource tracker lives as long as this process, by design)."""
     kinds: dict[str, list[str]] = {"chromium": [], "ray": [], "playwright": [], "other": []}
-    for info in wait_until_gone(mark, timeout=120):
+    for info in watch.wait_until_gone(timeout=120):
         if info.name.startswith("chromium"):
             kind = "chromium"
         elif info.name.startswith(("ray::", "raylet", "gcs_server")) or "/ray/" in info.cmdline:
@@ -120,7 +120,7 @@ def left_behind(mark: str) -> dict[str, list[str]]:
     return kinds
 
 
-def leak_check(args: argparse.Namespace, work: Path, mark: str, backend: str) -> dict[str, object]:
+def leak_check(args: argparse.Namespace, work: Path, watch: Watch, backend: str) -> dict[str, object]:
     injections = {injection.id: injection for injection in load_injections()}
     tasks = select_tasks(load_tasks(injections=injections), args.tasks, injections)
     repeats = math.ceil(args.episodes / len(tasks))
@@ -144,7 +144,7 @@ def leak_check(args: argparse.Namespace, work: Path, mark: str, backend: str) ->
         "rss_mib_at": {n: round(samples[n - 1], 1) for n in marks if 0 < n <= len(samples)},
         "rss_mib_max": round(max(samples), 1),
         "rss_growth_mib_per_100_episodes_second_half": round(slope_per_100(samples), 2),
-        "left_behind": left_behind(mark),
+        "left_behind": left_behind(watch),
     }
     print(json.dumps(result), flush=True)
     return result
@@ -161,11 +161,12 @@ def main() -> None:
     args = parser.parse_args()
     mark = new_mark()
     os.environ[MARK_VARIABLE] = mark
+    watch = Watch(mark, roots=[os.getpid()])
     print(f"load average at start: {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="susbench-raybench-") as folder:
         rows = [] if args.no_throughput else throughput(args, Path(folder))
         leaks = [
-            leak_check(args, Path(folder), mark, backend) for backend in args.leak_backends if args.episodes
+            leak_check(args, Path(folder), watch, backend) for backend in args.leak_backends if args.episodes
         ]
     print(f"load average at end: {os.getloadavg()}", flush=True)
     same = next((r for r in rows if r.backend == f"local --parallel {args.browsers}"), None)

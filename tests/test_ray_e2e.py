@@ -2,8 +2,8 @@
 resuming after a killed driver, a killed worker retried once then stored as an error, a stuck episode
 cancelled at its timeout, and two nodes started with `ray start` both running episodes.
 
-Every Ray process these tests start carries a mark in its environment; each test checks that they
-end (or are stopped) and that none is left.
+Every process these tests start carries a mark in its environment or descends from one that does;
+each test checks that they end (or are stopped) and that none is left.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 
 from susbench.controller import RunOptions, run_benchmark
 from susbench.store import Store
-from tests.fixtures.processes import ProcessInfo, descendants, marked, wait_until_gone
+from tests.fixtures.processes import ProcessInfo, descendants, marked
 from tests.fixtures.ray_cluster import RaySandbox, start_node
 
 pytestmark = pytest.mark.e2e
@@ -116,11 +116,10 @@ def busy_workers(mark: str) -> list[ProcessInfo]:
     ]
 
 
-def leftovers(mark: str) -> list[ProcessInfo]:
-    """Episode workers and browsers still alive (a cluster's own daemons are not counted)."""
-    return [
-        info for info in marked(mark) if info.name == "chromium" or info.cmdline.startswith(EPISODE_WORKER)
-    ]
+def leftovers(sandbox: RaySandbox) -> list[ProcessInfo]:
+    """Episode workers and browsers still running (a cluster's own daemons are not counted)."""
+    running = sandbox.watch.running()
+    return [info for info in running if info.name == "chromium" or info.cmdline.startswith(EPISODE_WORKER)]
 
 
 def test_ray_reproduces_local_outcomes_and_resumes_after_a_killed_driver(
@@ -147,8 +146,8 @@ def test_ray_reproduces_local_outcomes_and_resumes_after_a_killed_driver(
     with Store(ray_db) as store:
         stored = len(store.query("SELECT * FROM episodes")[1])
     assert 2 <= stored < 4
-    # The embedded Ray (its daemons, workers and their browsers) dies with its driver.
-    assert wait_until_gone(ray_sandbox.mark, timeout=150) == []
+    # The embedded Ray (its daemons, agents, workers and their browsers) dies with its driver.
+    assert ray_sandbox.watch.wait_until_gone(timeout=150) == []
 
     resumed = ray_sandbox.susbench(*command)
     output, _ = resumed.communicate(timeout=600)
@@ -162,7 +161,7 @@ def test_ray_reproduces_local_outcomes_and_resumes_after_a_killed_driver(
     # The snapshot reached the one node once, across both driver sessions (the node keeps its copy).
     assert sum("snapshot" in detail["fetched"] for _, detail in placed) <= 1
     assert len(list((ray_sandbox.root / "driver" / "artifacts").glob("*.wacz"))) == 1
-    assert wait_until_gone(ray_sandbox.mark, timeout=150) == []
+    assert ray_sandbox.watch.wait_until_gone(timeout=150) == []
 
 
 def test_killed_workers_and_a_stuck_episode(ray_sandbox: RaySandbox, tmp_path: Path) -> None:
@@ -222,7 +221,7 @@ def test_killed_workers_and_a_stuck_episode(ray_sandbox: RaySandbox, tmp_path: P
     retried = controller_events(db, "retried")
     assert [detail["attempt"] for _, detail in retried] == [2, 2]
     assert all(detail["reason"].startswith("worker died: ") for _, detail in retried)
-    assert wait_until_gone(ray_sandbox.mark, timeout=150) == []
+    assert ray_sandbox.watch.wait_until_gone(timeout=150) == []
 
 
 def test_two_nodes_on_one_machine_both_run_episodes(ray_sandbox: RaySandbox, tmp_path: Path) -> None:
@@ -257,6 +256,6 @@ def test_two_nodes_on_one_machine_both_run_episodes(ray_sandbox: RaySandbox, tmp
     assert outcomes == [("not_avoided",)]
     # The job's workers and browsers end with the driver; the nodes' daemons stay until stopped.
     deadline = time.monotonic() + 120
-    while leftovers(ray_sandbox.mark) and time.monotonic() < deadline:
+    while leftovers(ray_sandbox) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert leftovers(ray_sandbox.mark) == []
+    assert leftovers(ray_sandbox) == []
