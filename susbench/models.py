@@ -391,6 +391,7 @@ class SnapshotManifest(Frozen):
 Condition = Literal["injected", "control"]
 Mode = Literal["live", "snapshot"]
 ReplayMode = Literal["direct", "proxy"]
+Backend = Literal["local", "ray"]
 
 
 class Episode(Frozen):

@@ -131,7 +131,7 @@ def run_benchmark(
         observer.started(summary)
         if todo:
             with ExitStack() as stack:
-                setup = _worker_setup(options, snapshot, materials.extension_dir, stack)
+                setup = _worker_setup(options, snapshot, materials, stack)
                 pool = stack.enter_context(executor(setup, min(options.parallel, len(todo))))
                 try:
                     pool.run(todo, _storing(store, summary, observer))
@@ -141,7 +141,7 @@ def run_benchmark(
 
 
 def _worker_setup(
-    options: RunOptions, snapshot: SnapshotFacts | None, extension_dir: Path, stack: ExitStack
+    options: RunOptions, snapshot: SnapshotFacts | None, materials: RunMaterials, stack: ExitStack
 ) -> WorkerSetup:
     """The workers' environment; in live mode the upstream (local web) runs until `stack` closes."""
     live_resolve: tuple[str, ...] = ()
@@ -153,7 +153,9 @@ def _worker_setup(
     return WorkerSetup(
         mode=options.mode,
         snapshot=None if snapshot is None else snapshot.path,
-        extension_dir=extension_dir,
+        snapshot_sha256=materials.inputs.snapshot_sha256,
+        extension_dir=materials.extension_dir,
+        extension_sha256=materials.inputs.extension_sha256,
         live_resolve=live_resolve,
         live_ca_cert=ca_cert,
         archive_dir=archive_dir,
