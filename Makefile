@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint format browser
+.PHONY: setup demo test lint format browser engine
 
 setup: $(STAMP) browser
 
@@ -22,8 +22,13 @@ browser: $(STAMP)
 demo: setup
 	$(BIN)/susbench demo
 
-test: setup
+test: setup engine
 	$(BIN)/python -m pytest
+
+# The container tests need an engine: Docker if it answers, else Podman's Docker API (as root),
+# and the registry-free Debian base image the browser image builds on.
+engine: $(STAMP)
+	ci/podman-service.sh ensure $(BIN)/susbench
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
