@@ -40,7 +40,7 @@ from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import SnapshotFacts, snapshot_facts
 from susbench.controller.run import load_materials
-from susbench.injection_catalog import extension_sha256
+from susbench.digests import tree_sha256
 from susbench.store import EpisodeRecord
 from susbench.tasks import select_tasks
 
@@ -89,7 +89,7 @@ def block(
                     runtime=runtime,
                     playwright=stack.enter_context(sync_playwright()),
                     fresh_container=True,
-                    extension_sha256=extension_sha256(setup.extension_dir),
+                    extension_sha256=tree_sha256(setup.extension_dir),
                 )
             )
         runner = stack.enter_context(EpisodeRunner(setup, backend))

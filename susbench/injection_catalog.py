@@ -128,16 +128,6 @@ def store_json(injections: Iterable[Injection], templates: dict[str, Template]) 
     return json.dumps(store, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def extension_sha256(folder: Path) -> str:
-    """Digest of every file of a built extension (relative path and bytes): what a run's identity
-    records, and what a browser image's built-in extension is checked against."""
-    digest = hashlib.sha256()
-    for path in sorted(item for item in folder.rglob("*") if item.is_file()):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
-
-
 def build_extension(
     injections: Iterable[Injection] | None = None,
     out_dir: Path | None = None,

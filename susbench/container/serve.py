@@ -42,7 +42,7 @@ from susbench.container.control import (
     parse_request,
 )
 from susbench.container.relay import IoLoop, piping, serve_unix
-from susbench.injection_catalog import extension_sha256
+from susbench.digests import tree_sha256
 from susbench.models import Frozen
 
 POLL_S = 0.5
@@ -75,7 +75,7 @@ class BrowserServer:
         self._cdp_port: int | None = None
         self._browser = ExitStack()
         self._chromium = chromium_version(find_chromium())
-        self._extension_sha256 = extension_sha256(extension_dir)
+        self._extension_sha256 = tree_sha256(extension_dir)
 
     def run(self, launch: bool) -> None:
         """Serve until SIGTERM/SIGINT, or (with a hold timeout) until the host lets go.

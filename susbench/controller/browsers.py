@@ -20,7 +20,7 @@ from susbench.browser import BrowserBackend, BrowserProfile, BrowserSession, Loc
 from susbench.container import ContainerBackend
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.traffic import TrafficSource, replay_request
-from susbench.injection_catalog import extension_sha256
+from susbench.digests import tree_sha256
 from susbench.models import Episode
 from susbench.store import RequestRecord
 
@@ -113,7 +113,7 @@ def _container_browsers(
                 setup.snapshot,
                 image=setup.image,
                 playwright=stack.enter_context(sync_playwright()),
-                extension_sha256=extension_sha256(setup.extension_dir),
+                extension_sha256=setup.extension_sha256 or tree_sha256(setup.extension_dir),
             )
         )
     elif not isinstance(backend, ContainerBackend):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import date
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
@@ -50,6 +50,7 @@ class RunIdentity(RunInputs):
 
     ASKED: ClassVar[tuple[str, ...]] = (
         "operator",
+        "operator_settings",
         "mode",
         "live_resolve",
         "live_date",
@@ -60,6 +61,7 @@ class RunIdentity(RunInputs):
     )
 
     operator: str
+    operator_settings: dict[str, Any] = {}
     mode: Mode
     live_resolve: tuple[str, ...]
     live_date: date | None = None
@@ -70,11 +72,14 @@ class RunIdentity(RunInputs):
     image_chromium: str | None = None
 
     def run_id(self) -> str:
-        """A digest of every field; a local run leaves the browser fields out, so that runs stored
-        before the container backend existed keep their ids and resume."""
-        local = self.browser == "local"
-        fields = self.model_dump(mode="json", exclude=set(BROWSER_FIELDS) if local else None)
-        return "run-" + hashlib.sha256(canonical_json(fields).encode()).hexdigest()[:16]
+        """A digest of every field, less those whose value is what runs stored before the field
+        existed had: an operator without settings (the baselines), and a local run's browser fields;
+        so those runs keep their ids and resume."""
+        unset = set() if self.operator_settings else {"operator_settings"}
+        if self.browser == "local":
+            unset |= BROWSER_FIELDS
+        dumped = self.model_dump(mode="json", exclude=unset)
+        return "run-" + hashlib.sha256(canonical_json(dumped).encode()).hexdigest()[:16]
 
     def asked(self) -> dict[str, object]:
         dumped = self.model_dump(mode="json")

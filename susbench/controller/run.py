@@ -34,16 +34,11 @@ from susbench.controller.options import (
 from susbench.controller.planning import plan_episodes
 from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.traffic import live_upstream
-from susbench.injection_catalog import (
-    build_extension,
-    catalog_sha256,
-    extension_sha256,
-    load_injections,
-    load_templates,
-)
+from susbench.digests import tree_sha256
+from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
 from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, Store
+from susbench.store import EpisodeRecord, Store, trace_folder
 from susbench.tasks import load_tasks, select_tasks
 
 
@@ -99,7 +94,7 @@ def load_materials(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMa
         snapshot_sha256=None if snapshot is None else snapshot.sha256,
         task_catalog_sha256=task_catalog_sha256(tasks),
         injection_catalog_sha256=catalog_sha256(injections.values(), templates),
-        extension_sha256=extension_sha256(extension_dir),
+        extension_sha256=tree_sha256(extension_dir),
         susbench_version=__version__,
     )
     return RunMaterials(tasks=tasks, injections=injections, extension_dir=extension_dir, inputs=inputs)
@@ -110,6 +105,7 @@ def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts |
     browser = browser or BrowserFacts()
     return RunIdentity(
         operator=options.operator,
+        operator_settings=options.operator_settings.model_dump(mode="json", exclude_defaults=True),
         mode=options.mode,
         live_resolve=options.live_resolve,
         live_date=options.live_date,
@@ -147,7 +143,7 @@ def run_benchmark(
         observer.started(summary)
         if todo:
             with ExitStack() as stack:
-                setup = _worker_setup(options, snapshot, browser, materials.extension_dir, stack)
+                setup = _worker_setup(options, snapshot, browser, materials, stack)
                 pool = stack.enter_context(executor(setup, min(options.parallel, len(todo))))
                 try:
                     pool.run(todo, _storing(store, summary, observer))
@@ -160,7 +156,7 @@ def _worker_setup(
     options: RunOptions,
     snapshot: SnapshotFacts | None,
     browser: BrowserFacts,
-    extension_dir: Path,
+    materials: RunMaterials,
     stack: ExitStack,
 ) -> WorkerSetup:
     """The workers' environment; in live mode the upstream (local web) runs until `stack` closes."""
@@ -173,7 +169,9 @@ def _worker_setup(
     return WorkerSetup(
         mode=options.mode,
         snapshot=None if snapshot is None else snapshot.path,
-        extension_dir=extension_dir,
+        snapshot_sha256=materials.inputs.snapshot_sha256,
+        extension_dir=materials.extension_dir,
+        extension_sha256=materials.inputs.extension_sha256,
         live_resolve=live_resolve,
         live_ca_cert=ca_cert,
         archive_dir=archive_dir,
@@ -181,6 +179,8 @@ def _worker_setup(
         replay_mode=options.replay_mode,
         tmp_dir=Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="susbench-run-"))),
         look=PageLook() if snapshot is None else snapshot.look,
+        operator_settings=options.operator_settings,
+        trace_dir=trace_folder(options.db),
         browser=browser.kind,
         image=browser.image,
     )
