@@ -48,18 +48,22 @@ BACKENDS = ("local", "container-warm", "container-fresh")
 
 
 def timings(record: EpisodeRecord) -> dict[str, Any]:
-    (ready,) = (event.detail for event in record.events if event.kind == "ready")
+    """Seconds to ready and to the end; an episode that never got its start page has no `ready`."""
+    ready = [event.detail for event in record.events if event.kind == "ready"]
     return {
-        "ready": (ready["launch_ms"] + ready["ms"]) / 1000,
+        "ready": (ready[0]["launch_ms"] + ready[0]["ms"]) / 1000 if ready else None,
         "episode": record.duration_s,
         "outcome": record.outcome.kind.value,
+        "error": record.error,
         "misses": sum(request.miss for request in record.requests),
     }
 
 
 def summary(name: str, rows: list[dict[str, Any]], local: dict[str, Any] | None) -> dict[str, Any]:
-    ready = statistics.median(row["ready"] for row in rows)
-    whole = statistics.median(row["episode"] for row in rows)
+    """Medians over the episodes that reached their start page; errors are counted and named."""
+    timed = [row for row in rows if row["ready"] is not None]
+    ready = statistics.median(row["ready"] for row in timed)
+    whole = statistics.median(row["episode"] for row in timed)
     result: dict[str, Any] = {
         "backend": name,
         "episodes": len(rows),
@@ -67,6 +71,7 @@ def summary(name: str, rows: list[dict[str, Any]], local: dict[str, Any] | None)
         "episode_median_s": round(whole, 2),
         "episode_total_s": round(sum(row["episode"] for row in rows), 1),
         "outcomes": sorted({row["outcome"] for row in rows}),
+        "errors": sorted({row["error"] for row in rows if row["error"]}),
         "replay_misses": sum(row["misses"] for row in rows),
     }
     if local is not None:
