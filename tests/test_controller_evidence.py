@@ -28,6 +28,7 @@ from susbench.operators import (
     BASELINES,
     OPERATORS,
     OperatorResult,
+    OperatorSettings,
     Oracle,
     OracleBaseline,
     SubjectContext,
@@ -72,7 +73,7 @@ class FailsAtOnce:
     name = "fails-at-once"
     needs_cdp = False
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, settings: OperatorSettings) -> None:
         self.seed = seed
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
