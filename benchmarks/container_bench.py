@@ -61,7 +61,9 @@ def timings(record: EpisodeRecord) -> dict[str, Any]:
 
 def summary(name: str, rows: list[dict[str, Any]], local: dict[str, Any] | None) -> dict[str, Any]:
     """Medians over the episodes that reached their start page; errors are counted and named."""
-    timed = [row for row in rows if row["ready"] is not None]
+    timed = [row for row in rows if row["ready"] is not None] or [
+        {"ready": float("nan"), "episode": float("nan")}
+    ]
     ready = statistics.median(row["ready"] for row in timed)
     whole = statistics.median(row["episode"] for row in timed)
     result: dict[str, Any] = {

@@ -81,7 +81,8 @@ class ContainerBrowsers:
         with self._backend.launch(self._profile, session=session) as launched:
             browser = EpisodeBrowser(launched)
             yield browser
-        browser.requests = tuple(replay_request(entry) for entry in launched.replay_log())
+            # Read while the container is still there (a `fresh_container` backend removes it on close).
+            browser.requests = tuple(replay_request(entry) for entry in launched.replay_log())
 
 
 @contextmanager
