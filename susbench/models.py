@@ -392,6 +392,7 @@ Condition = Literal["injected", "control"]
 Mode = Literal["live", "snapshot"]
 ReplayMode = Literal["direct", "proxy"]
 Backend = Literal["local", "ray"]
+BrowserKind = Literal["local", "container"]
 
 
 class Episode(Frozen):

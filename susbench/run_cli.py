@@ -23,7 +23,7 @@ from rich.table import Table
 
 from susbench.errors import InputError, SusbenchError
 from susbench.loading import read_data_file
-from susbench.models import Backend, ReplayMode
+from susbench.models import Backend, BrowserKind, ReplayMode
 from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
 from susbench.report import build_report, render_report
 from susbench.store import EpisodeRecord, Store
@@ -39,6 +39,14 @@ results_app = typer.Typer(no_args_is_help=True)
 
 DB_HELP = "DuckDB results file"
 DEFAULT_DB = Path("results.duckdb")
+BrowserOption = Annotated[
+    BrowserKind,
+    typer.Option(help="local: Chromium on this machine; container: the browser image, with no network"),
+]
+ImageOption = Annotated[
+    str | None,
+    typer.Option(help="browser image for --browser container (default: $SUSBENCH_IMAGE, else the version's)"),
+]
 
 
 def _console() -> Console:
@@ -181,6 +189,8 @@ def run(
     backend: Annotated[Backend, typer.Option(help=BACKEND_HELP)] = "local",
     ray_address: Annotated[str | None, typer.Option(help=RAY_ADDRESS_HELP)] = None,
     browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
+    browser: BrowserOption = "local",
+    image: ImageOption = None,
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions
@@ -204,6 +214,8 @@ def run(
         episode_timeout_s=episode_timeout,
         headless=not headed,
         replay_mode=replay_mode,
+        browser=browser,
+        image=image,
         operator_settings=operator_settings(
             model, base_url, observation, max_steps, action_format, operator_config
         ),
@@ -229,6 +241,8 @@ def demo(
     backend: Annotated[Backend, typer.Option(help=BACKEND_HELP)] = "local",
     ray_address: Annotated[str | None, typer.Option(help=RAY_ADDRESS_HELP)] = None,
     browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
+    browser: BrowserOption = "local",
+    image: ImageOption = None,
 ) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report."""
     from susbench.controller import RunOptions
@@ -241,7 +255,15 @@ def demo(
     with open_backend(where) as executor:
         for operator in ("naive", "careful", "random"):
             console.print(f"[bold]{operator}[/]")
-            options = RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=at_once, db=db)
+            options = RunOptions(
+                tasks="all",
+                operator=operator,
+                snapshot=snapshot,
+                parallel=at_once,
+                db=db,
+                browser=browser,
+                image=image,
+            )
             _run_with_progress(options, console, executor)
     with Store(db, read_only=True) as store:
         console.print(render_report(build_report(store)))

@@ -101,6 +101,26 @@ def test_runs_of_different_configurations_are_never_pooled(db: Path) -> None:
     assert len(pooled[0].episodes) == sum(len(group.episodes) for group in groups) == 18
 
 
+def test_container_runs_are_a_group_of_their_own_and_older_local_runs_join_local_ones(db: Path) -> None:
+    container = {"browser": "container", "image": "localhost/b:1", "image_chromium": "156", "image_id": "a"}
+    with Store(db) as store:
+        add_run(store, "run-careful-local", "careful", browser="local", image=None, image_chromium=None)
+        add_run(store, "run-careful-box", "careful", **container)
+        add_run(store, "run-naive-box", "naive", **{**container, "image_id": "rebuilt"})
+        for task in TASKS:
+            add_episode(store, "run-careful-local", "careful", task, OutcomeKind.AVOIDED, repeat=5)
+            add_episode(store, "run-careful-box", "careful", task, OutcomeKind.AVOIDED)
+            add_episode(store, "run-naive-box", "naive", task, OutcomeKind.NOT_AVOIDED)
+    with Store(db, read_only=True) as store:
+        groups = group_results(store)
+    by_runs = {tuple(run.run_id for run in group.runs): group for group in groups}
+    local = by_runs[("run-careful", "run-careful-local", "run-naive")]
+    boxed = by_runs[("run-careful-box", "run-naive-box")]
+    assert len(groups) == 3 and local.key["browser"] == "local" and boxed.operators == ["careful", "naive"]
+    assert "container localhost/b:1 (Chromium 156)" in boxed.label
+    assert "container" not in local.label
+
+
 def test_rates_completion_and_counts_per_cell(db: Path) -> None:
     with Store(db, read_only=True) as store:
         report = build_analysis(store, breakdown="task")

@@ -70,3 +70,12 @@ def test_run_progress_says_why_a_run_started_fresh() -> None:
     with ProgressDisplay("careful", console) as display:
         display.started(RunSummary(run_id="run-b", planned=3, skipped=0, notice=notice))
     assert notice in console.export_text()
+
+
+def test_live_with_the_container_browser_is_refused_in_one_line(tmp_path: Path) -> None:
+    result = susbench(
+        "run", "--browser", "container", "--live", "--operator", "naive", "--db", str(tmp_path / "r")
+    )
+    assert result.returncode == 2
+    assert "--live needs --browser local: the browser container has no network" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -17,21 +17,27 @@ import pytest
 from playwright.sync_api import Playwright
 
 from susbench.browser import LocalBackend
-from susbench.controller import EpisodeExecutor, EpisodeJob, RunOptions, run_benchmark
+from susbench.controller import EpisodeExecutor, EpisodeJob, RunOptions, plan_episodes, run_benchmark
 from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
+from susbench.controller.pool import SETUP_GRACE_S, LocalProcessPool
+from susbench.errors import SusbenchError
+from susbench.injection_catalog import load_injections
 from susbench.operators import (
     BASELINES,
     OPERATORS,
     OperatorResult,
+    OperatorSettings,
     Oracle,
     OracleBaseline,
     SubjectContext,
     register_operator,
 )
 from susbench.operators.scripted import Policy, ScriptedOperator
+from susbench.paths import TASKS_DIR
 from susbench.store import EpisodeRecord, Store
+from susbench.tasks import load_tasks, select_tasks
 
 TASK = "threadline-scarf-cart"  # confirm shaming: careful clicks the safe choice, naive the manipulative one
 BUDGET_S = 25.0
@@ -67,7 +73,7 @@ class FailsAtOnce:
     name = "fails-at-once"
     needs_cdp = False
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, settings: OperatorSettings) -> None:
         self.seed = seed
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
@@ -154,3 +160,20 @@ def test_the_budget_interrupts_a_sleep_and_keeps_an_outer_alarm() -> None:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, outer)
+
+
+def test_a_worker_that_cannot_start_stops_the_run_with_its_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "gone.wacz"
+    setup = WorkerSetup(mode="snapshot", snapshot=missing, extension_dir=tmp_path, tmp_dir=tmp_path)
+    injections = {injection.id: injection for injection in load_injections()}
+    options = RunOptions(operator="naive", tasks=TASK, db=tmp_path / "r.duckdb")
+    jobs = plan_episodes(
+        "run-x", select_tasks(load_tasks(TASKS_DIR, injections), TASK, injections), injections, options
+    )
+    started = time.monotonic()
+    with (
+        LocalProcessPool(setup, 1) as pool,
+        pytest.raises(SusbenchError, match=f"an episode worker could not start: {missing}: no such file$"),
+    ):
+        pool.run(jobs, lambda record: None)
+    assert time.monotonic() - started < SETUP_GRACE_S, "refused at once, not retried until the grace ran out"

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from susbench.controller import RunInputs, RunOptions, episode_key, plan_episodes, run_benchmark, run_identity
-from susbench.controller.identity import resume_notice, task_catalog_sha256, tree_sha256
+from susbench.controller.identity import resume_notice, task_catalog_sha256
 from susbench.controller.journal import run_record
+from susbench.controller.options import BrowserFacts, check_options
+from susbench.digests import tree_sha256
 from susbench.errors import InputError, SusbenchError
-from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
+from susbench.injection_catalog import (
+    build_extension,
+    catalog_sha256,
+    load_injections,
+    load_templates,
+)
 from susbench.models import PATTERN_TYPES, Injection, Task
 from susbench.operators import BASELINES, OPERATORS, make_operator, register_operator
 from susbench.operators.scripted import ScriptedOperator
@@ -114,6 +122,61 @@ def test_run_identity_grows_with_tasks_and_repeats_only(
     for name in RunInputs.model_fields:
         changed = INPUTS.model_copy(update={name: "changed"})
         assert run_identity(asked, changed).run_id() != run_id, name
+
+
+def test_the_browser_is_part_of_the_identity_and_local_ids_stay_as_before() -> None:
+    asked = RunOptions(operator="naive", db=Path("x.duckdb"))
+    local = run_identity(asked, INPUTS)
+    assert local.run_id() == "run-6f44bb736c7e92f8"  # the id this run had before containers existed
+    image = BrowserFacts(kind="container", image="localhost/b:1", image_id="sha256:1", chromium="156")
+    container = run_identity(asked.model_copy(update={"browser": "container"}), INPUTS, image)
+    assert (container.browser, container.image, container.image_chromium) == (
+        "container",
+        "localhost/b:1",
+        "156",
+    )
+    others = [
+        image.model_copy(update={"image": "localhost/b:2"}),
+        image.model_copy(update={"chromium": "157"}),
+    ]
+    ids = {
+        local.run_id(),
+        container.run_id(),
+        *(run_identity(asked, INPUTS, other).run_id() for other in others),
+    }
+    assert len(ids) == 4
+    rebuilt = image.model_copy(update={"image_id": "sha256:2"})  # same tag and Chromium: the same run
+    assert run_identity(asked, INPUTS, rebuilt).run_id() == container.run_id()
+
+
+def test_a_new_chromium_in_the_image_is_named_when_a_run_starts_fresh(tmp_path: Path) -> None:
+    asked = RunOptions(operator="naive", browser="container", db=tmp_path / "r.duckdb")
+    image = BrowserFacts(kind="container", image="localhost/b:1", image_id="sha256:1", chromium="156")
+    old = run_identity(asked, INPUTS, image)
+    new = run_identity(asked, INPUTS, image.model_copy(update={"chromium": "157"}))
+    with Store(asked.db) as store:
+        store.add_run(run_record(old, None, image))
+        store.add_run(run_record(run_identity(asked.model_copy(update={"browser": "local"}), INPUTS), None))
+        notice = resume_notice(new, store.stored_runs())
+        (stored_image,) = {run.config["image_id"] for run in store.stored_runs()} - {None}
+    assert (
+        notice is not None and old.run_id() in notice and "another Chromium in the browser image;" in notice
+    )
+    assert stored_image == "sha256:1"
+
+
+def test_the_container_browser_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    container = RunOptions(operator="naive", browser="container", db=tmp_path / "r.duckdb")
+    refusals = {
+        "--live needs --browser local: the browser container has no network": {"live": True},
+        "--headed needs --browser local": {"headless": False},
+        "--replay-mode proxy needs --browser local": {"replay_mode": "proxy"},
+        "--image names the browser image of --browser container": {"browser": "local", "image": "x:1"},
+    }
+    for message, change in refusals.items():
+        with pytest.raises(SusbenchError, match=re.escape(message)):
+            check_options(container.model_copy(update=change))
+    check_options(container.model_copy(update={"image": "localhost/other:1"}))
 
 
 def test_input_digests_follow_the_catalogs(

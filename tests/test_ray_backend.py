@@ -16,7 +16,7 @@ import pytest
 from susbench.controller import RunOptions, default_snapshot, plan_episodes
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import error_record
-from susbench.controller.identity import tree_sha256
+from susbench.digests import tree_sha256
 from susbench.distributed import BackendOptions, RayCluster, local_parallel, open_backend
 from susbench.distributed.artifacts import ArtifactError, localize, pack
 from susbench.distributed.signing import SignedRecord, UnverifiedRecord, new_run_key, open_record, sign_record

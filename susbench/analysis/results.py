@@ -1,9 +1,10 @@
 """Stored results as typed rows, grouped by run configuration so that unlike runs are never pooled.
 
 A run's `config` (the `runs` table) records what it ran against: mode, snapshot digest, catalog and
-package versions, live upstream. Runs whose configuration agrees, apart from who operated and how
-episodes were seeded, form one group; operators are compared inside a group and groups are
-reported side by side. `pool=True` puts everything in one group, saying so in its label.
+package versions, live upstream, and the browser (local, or a container image and its Chromium).
+Runs whose configuration agrees, apart from who operated and how episodes were seeded, form one
+group; operators are compared inside a group and groups are reported side by side. `pool=True`
+puts everything in one group, saying so in its label.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from susbench.store import Store, canonical_json
 
 # Config fields that say who operated or how a run was seeded: compared or replicated inside a
 # group, never a reason to split one.
-WITHIN_GROUP_FIELDS = frozenset({"operator", "seed", "control_rate", "snapshot"})
+WITHIN_GROUP_FIELDS = frozenset({"operator", "seed", "control_rate", "snapshot", "image_id"})
+# Config fields added after runs were first stored, with the value those older runs had.
+ADDED_LATER = {"browser": "local", "image": None, "image_chromium": None}
 # Config fields that are part of an operator's identity (agents: which model, what it observes).
 OPERATOR_FIELDS = ("model", "observation")
 
@@ -57,7 +60,7 @@ class RunInfo(Frozen):
         """Canonical JSON of the configuration fields that must agree for runs to be pooled."""
         fields = {
             key: value
-            for key, value in self.config.items()
+            for key, value in {**ADDED_LATER, **self.config}.items()
             if key not in WITHIN_GROUP_FIELDS and key not in OPERATOR_FIELDS
         }
         return canonical_json(fields)
@@ -169,6 +172,8 @@ def describe(key: dict[str, Any], runs: Iterable[RunInfo]) -> str:
         parts.append(f"upstream {', '.join(key['live_resolve'])}")
     if key.get("live_date"):
         parts.append(f"live date {key['live_date']}")
+    if key.get("browser") == "container":
+        parts.append(f"container {key.get('image')} (Chromium {key.get('image_chromium') or '?'})")
     if key.get("susbench_version"):
         parts.append(f"susbench {key['susbench_version']}")
     seeds = sorted({run.seed for run in runs})

@@ -5,7 +5,8 @@ whose `context` is the browser's default context (the only one where the extensi
 with Playwright's `connect_over_cdp` through a loopback relay to the container's CDP socket.
 
 The container replays the snapshot it was started with (mounted read-only) with its own
-replayer, so a session also carries its episode's replay log (`ContainerSession.replay_log`).
+replayer: `launch(profile, session=...)` starts the episode's replay of its task's recorded
+session, and the session carries that episode's replay log (`ContainerSession.replay_log`).
 By default one container stays warm across launches: each episode gets a fresh browser with a
 fresh profile folder in it, started in the background as soon as the previous episode ends
 (`benchmarks/container_bench.py` measured this against a new container per episode);
@@ -35,6 +36,7 @@ from susbench.container.control import (
     ControlClient,
     Launched,
     ServeProfile,
+    Status,
 )
 from susbench.container.image import DEFAULT_IMAGE
 from susbench.container.relay import TcpToUnixRelay
@@ -77,11 +79,19 @@ class BrowserContainer:
     mounted into the container is writable by the container's own (non-root) user.
     """
 
-    def __init__(self, runtime: ContainerRuntime, image: str, snapshot: Path, ready_timeout_s: float) -> None:
+    def __init__(
+        self,
+        runtime: ContainerRuntime,
+        image: str,
+        snapshot: Path,
+        ready_timeout_s: float,
+        extension_sha256: str | None = None,
+    ) -> None:
         self.runtime = runtime
         self.image = image
         self.snapshot = snapshot
         self.ready_timeout_s = ready_timeout_s
+        self.extension_sha256 = extension_sha256
         self.id = ""
         self._stack = ExitStack()
         self._launcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="susbench-prewarm")
@@ -121,11 +131,11 @@ class BrowserContainer:
         )
         self._stack.callback(self.runtime.remove, self.id)
         self.control = ControlClient(sockets / CONTROL_SOCKET)
-        self._wait_ready()
+        self._check(self._wait_ready())
         self._stack.callback(self.control.hold().close)
         self.relay = self._stack.enter_context(TcpToUnixRelay(sockets / CDP_SOCKET))
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self) -> Status:
         """Until the control socket answers; a container that exits first is reported with its log."""
         deadline = time.monotonic() + self.ready_timeout_s
         while not self.control.socket_path.exists():
@@ -134,7 +144,17 @@ class BrowserContainer:
             if time.monotonic() > deadline:
                 raise ContainerError(self._died(f"not ready within {self.ready_timeout_s:.0f} s"))
             time.sleep(POLL_S)
-        self.control.status()
+        return self.control.status()
+
+    def _check(self, status: Status) -> None:
+        """The image's built-in extension is the one expected (built from the same catalogs)."""
+        if self.extension_sha256 is None or status.extension_sha256 == self.extension_sha256:
+            return
+        raise ContainerError(
+            f"image {self.image} carries an injection extension built from other catalogs than this "
+            f"checkout's (sha256 {status.extension_sha256[:12]}, expected {self.extension_sha256[:12]}): "
+            f"rebuild it with `susbench image build --tag {self.image}`"
+        )
 
     def _died(self, what: str) -> str:
         log = "\n".join(self.runtime.logs(self.id).strip().splitlines()[-20:])
@@ -176,6 +196,7 @@ class ContainerBackend:
         playwright: Playwright | None = None,
         fresh_container: bool = False,
         ready_timeout_s: float = READY_TIMEOUT_S,
+        extension_sha256: str | None = None,
     ) -> None:
         if not snapshot.is_file():
             raise SnapshotError(f"{snapshot}: no such snapshot file to mount into the browser container")
@@ -189,6 +210,7 @@ class ContainerBackend:
         self._playwright = playwright
         self.fresh_container = fresh_container
         self.ready_timeout_s = ready_timeout_s
+        self.extension_sha256 = extension_sha256
         self._warm: BrowserContainer | None = None
 
     def __enter__(self) -> ContainerBackend:
@@ -203,7 +225,9 @@ class ContainerBackend:
             warm.__exit__(None, None, None)
 
     def _container(self) -> BrowserContainer:
-        return BrowserContainer(self.runtime, self.image, self.snapshot, self.ready_timeout_s)
+        return BrowserContainer(
+            self.runtime, self.image, self.snapshot, self.ready_timeout_s, self.extension_sha256
+        )
 
     def _warm_container(self) -> BrowserContainer:
         """The kept container, replaced if it died since the last episode."""
@@ -213,21 +237,35 @@ class ContainerBackend:
             self._warm = self._container().__enter__()
         return self._warm
 
-    @contextmanager
-    def launch(self, profile: BrowserProfile) -> Iterator[ContainerSession]:
+    def warm(self, profile: BrowserProfile) -> None:
+        """Start the kept container now, not at the first launch, and its first browser for `profile`
+        in the background (a worker does this when it starts); nothing with `fresh_container`."""
+        if self.fresh_container:
+            return
+        self._warm_container().prepare(self._serve_profile(profile))
+
+    @staticmethod
+    def _serve_profile(profile: BrowserProfile) -> ServeProfile:
         if profile.proxy or profile.host_resolver_rules:
             raise BrowserError(
                 "the container's browser reaches only its own replayer (the snapshot mounted into it): "
                 "launch it with a profile without proxy and host_resolver_rules"
             )
+        return ServeProfile.of(profile)
+
+    @contextmanager
+    def launch(self, profile: BrowserProfile, session: str | None = None) -> Iterator[ContainerSession]:
+        """A fresh browser and profile; its replay episode answers first from `session` (a task's
+        recorded browser session, as `ReplayService.new_episode(session)`)."""
+        serve_profile = self._serve_profile(profile)
         with ExitStack() as stack:
-            serve_profile = ServeProfile.of(profile)
             if self.fresh_container:
                 container = stack.enter_context(self._container())
             else:
                 container = self._warm_container()
                 stack.callback(container.prepare, serve_profile)
             launched = container.take(serve_profile)
+            episode = container.control.begin(session)
             driver = stack.enter_context(playwright_driver(self._playwright))
             try:
                 browser = driver.chromium.connect_over_cdp(container.relay.endpoint)
@@ -239,7 +277,7 @@ class ContainerBackend:
                 profile=profile,
                 cdp_endpoint=container.relay.endpoint,
                 container_id=container.id,
-                episode=launched.episode,
+                episode=episode,
                 chromium=launched.chromium,
                 control=container.control,
             )

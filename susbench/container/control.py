@@ -1,7 +1,8 @@
 """The control channel between the host and `susbench browser serve`: JSON lines on a unix socket.
 
-The host asks for a fresh browser (`launch`), the replay log of an episode (`log`) and the
-server's state (`status`); one request per connection, one JSON line each way. The socket sits in
+The host asks for a fresh browser (`launch`), starts the replay episode of the task it hands that
+browser (`begin`), reads the replay log of an episode (`log`) and the server's state (`status`);
+one request per connection, one JSON line each way. The socket sits in
 the folder mounted into the container, beside the CDP socket; pages inside cannot reach either.
 """
 
@@ -51,6 +52,14 @@ class LaunchRequest(Frozen):
     profile: ServeProfile = ServeProfile()
 
 
+class BeginRequest(Frozen):
+    """A new replay episode for the browser just handed over, answered first from `session` (the
+    task's recorded browser session); a browser started in the background loads nothing before it."""
+
+    op: Literal["begin"] = "begin"
+    session: str | None = None
+
+
 class LogRequest(Frozen):
     """Every request the replayer answered during one episode."""
 
@@ -69,7 +78,9 @@ class HoldRequest(Frozen):
     op: Literal["hold"] = "hold"
 
 
-Request = Annotated[LaunchRequest | LogRequest | StatusRequest | HoldRequest, Field(discriminator="op")]
+Request = Annotated[
+    LaunchRequest | BeginRequest | LogRequest | StatusRequest | HoldRequest, Field(discriminator="op")
+]
 REQUEST = TypeAdapter(Request)
 
 
@@ -81,10 +92,15 @@ class Launched(Frozen):
     seconds: float
 
 
+class Began(Frozen):
+    episode: int
+
+
 class Status(Frozen):
     chromium: str
     snapshot: str
     snapshot_sha256: str
+    extension_sha256: str = Field(description="digest of the built-in extension (`extension_sha256`)")
     episode: int
     browser: bool = Field(description="a browser is running")
 
@@ -144,6 +160,9 @@ class ControlClient:
 
     def launch(self, profile: ServeProfile, timeout: float = 60.0) -> Launched:
         return Launched.model_validate(self._ask(LaunchRequest(profile=profile), timeout))
+
+    def begin(self, session: str | None, timeout: float = 10.0) -> int:
+        return Began.model_validate(self._ask(BeginRequest(session=session), timeout)).episode
 
     def log(self, episode: int, timeout: float = 30.0) -> tuple[ReplayLogEntry, ...]:
         return EpisodeLog.model_validate(self._ask(LogRequest(episode=episode), timeout)).entries

@@ -22,7 +22,10 @@ from susbench.container.runtime import ContainerError, ContainerRuntime, ImageIn
 from susbench.models import Frozen
 from susbench.paths import REPO_ROOT
 
-DEFAULT_IMAGE = f"localhost/susbench-browser:{__version__}"
+IMAGE_ENV = "SUSBENCH_IMAGE"
+DEFAULT_IMAGE = os.environ.get(IMAGE_ENV) or f"localhost/susbench-browser:{__version__}"
+"""The browser image `image build` makes and `run --browser container` uses; `$SUSBENCH_IMAGE` names
+another (e.g. one per checkout, where several share one engine)."""
 BASE_IMAGE = "localhost/susbench-base:bookworm"
 SUITE = "bookworm"
 MIRROR = "http://deb.debian.org/debian"

@@ -5,7 +5,7 @@ built-in injection extension in a fresh profile folder, launched exactly as on t
 (`LocalBackend`, so Playwright's own flags and emulation are the same and so are the pixels). The
 container has no network; the mounted socket folder holds the only two ways in: `cdp.sock`, piped
 to Chromium's DevTools port, and `control.sock`, where the host asks for a fresh browser per
-episode and reads the episode's replay log.
+episode, starts the episode's replay of its task's recorded session and reads its replay log.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from susbench.browser import BrowserProfile, LocalBackend, chromium_version, fin
 from susbench.container.control import (
     CDP_SOCKET,
     CONTROL_SOCKET,
+    Began,
+    BeginRequest,
     EpisodeLog,
     HoldRequest,
     Launched,
@@ -40,6 +42,7 @@ from susbench.container.control import (
     parse_request,
 )
 from susbench.container.relay import IoLoop, piping, serve_unix
+from susbench.digests import tree_sha256
 from susbench.models import Frozen
 
 POLL_S = 0.5
@@ -72,6 +75,7 @@ class BrowserServer:
         self._cdp_port: int | None = None
         self._browser = ExitStack()
         self._chromium = chromium_version(find_chromium())
+        self._extension_sha256 = tree_sha256(extension_dir)
 
     def run(self, launch: bool) -> None:
         """Serve until SIGTERM/SIGINT, or (with a hold timeout) until the host lets go.
@@ -157,6 +161,7 @@ class BrowserServer:
             chromium=self._chromium,
             snapshot=self.snapshot.name,
             snapshot_sha256=self._replay.snapshot.sha256,
+            extension_sha256=self._extension_sha256,
             episode=self._replay.episode,
             browser=self._cdp_port is not None,
         )
@@ -201,6 +206,8 @@ class BrowserServer:
                 job = _Job(request.profile, Future())
                 self._jobs.put(job)
                 result = await asyncio.wrap_future(job.done)
+            elif isinstance(request, BeginRequest):
+                result = Began(episode=self._replay.new_episode(request.session))
             elif isinstance(request, LogRequest):
                 entries = [entry for entry in self._replay.log if entry.episode == request.episode]
                 result = EpisodeLog(entries=tuple(entries))

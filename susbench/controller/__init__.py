@@ -5,6 +5,7 @@ planning.py     episodes and their seeded choices       pool.py      the local w
 episode.py      one episode in one browser              traffic.py   replay or live, per episode
 journal.py      the run's reproducibility record        run.py       the orchestration
 budget.py       the operator's time budget, in the worker
+browsers.py     a worker's browsers: local, or a warm container
 """
 
 from susbench.controller.identity import RunIdentity, RunInputs, episode_key

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from susbench.models import Frozen, Mode, PageLook, ReplayMode
+from susbench.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
 from susbench.operators import OperatorSettings
 
 
@@ -27,3 +27,5 @@ class WorkerSetup(Frozen):
     look: PageLook = PageLook()
     operator_settings: OperatorSettings = OperatorSettings()
     trace_dir: Path | None = None
+    browser: BrowserKind = "local"
+    image: str | None = None

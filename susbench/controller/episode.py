@@ -17,14 +17,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from susbench.browser import BrowserBackend, BrowserSession, LocalBackend, routed_profile
+from susbench.browser import BrowserBackend, BrowserSession
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
+from susbench.controller.browsers import EpisodeBrowsers, worker_browsers
 from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.planning import EpisodeJob
-from susbench.controller.traffic import TrafficSource
 from susbench.models import CompletionCheck, Event, EventSource, Outcome, OutcomeKind, Task
 from susbench.operators import (
     Limits,
@@ -134,18 +134,25 @@ def act_on_task(
 
 
 class EpisodeRunner:
-    """Runs episodes one after another in a worker: one Playwright, one traffic source, fresh browsers."""
+    """Runs episodes one after another in a worker: the worker's browsers (`browsers.worker_browsers`:
+    local, or a warm container), a fresh browser per episode.
+
+    `backend` replaces the backend the worker would make (tests and benchmarks share theirs).
+    """
 
     def __init__(self, setup: WorkerSetup, backend: BrowserBackend | None = None) -> None:
         self.setup = setup
         self._backend = backend
         self._stack = ExitStack()
+        self._browsers: EpisodeBrowsers | None = None
         self._steps: list[StepRecord] = []
 
     def __enter__(self) -> EpisodeRunner:
-        if self._backend is None:
-            self._backend = LocalBackend(self._stack.enter_context(sync_playwright()))
-        self._traffic = self._stack.enter_context(TrafficSource(self.setup))
+        try:
+            self._browsers = self._stack.enter_context(worker_browsers(self.setup, self._backend))
+        except BaseException:
+            self._stack.close()
+            raise
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -164,7 +171,7 @@ class EpisodeRunner:
             return error_record(job, started_at, describe(exc), tuple(self._steps))
 
     def _run(self, job: EpisodeJob, started_at: datetime) -> EpisodeRecord:
-        assert self._backend is not None, "use EpisodeRunner as a context manager"
+        assert self._browsers is not None, "use EpisodeRunner as a context manager"
         episode = job.episode
         operator = make_operator(episode.operator, episode.seed, self.setup.operator_settings)
         events: list[Event] = []
@@ -172,17 +179,10 @@ class EpisodeRunner:
         def note(source: EventSource, kind: str, detail: dict[str, Any]) -> None:
             events.append(_event(source, kind, detail))
 
-        with self._traffic.episode(episode, job.task.capture_plan().id) as traffic:
-            profile = routed_profile(
-                traffic,
-                self.setup.look,
-                headless=self.setup.headless,
-                extension_dir=self.setup.extension_dir,
-                cdp=operator.needs_cdp,
-            )
-            with self._backend.launch(profile) as session:
-                result, completed, report, failure = self._drive(job, session, operator, note)
-            requests, archive = traffic.collect()
+        asked = time.monotonic()
+        with self._browsers.episode(episode, job.task.capture_plan().id, operator.needs_cdp) as browser:
+            launch_ms = round(1000 * (time.monotonic() - asked))
+            result, completed, report, failure = self._drive(job, browser.session, operator, note, launch_ms)
         return EpisodeRecord(
             episode=episode,
             started_at=started_at,
@@ -193,23 +193,32 @@ class EpisodeRunner:
             error=failure,
             outcome=scored_outcome(report, failure),
             events=tuple(sorted((*events, *report.events), key=lambda event: event.ts_ms)),
-            requests=requests,
-            archive=archive,
+            requests=browser.requests,
+            archive=browser.archive,
             trace=tuple(self._steps),
         )
 
     def _drive(
-        self, job: EpisodeJob, session: BrowserSession, operator: Operator | OracleBaseline, note: Note
+        self,
+        job: EpisodeJob,
+        session: BrowserSession,
+        operator: Operator | OracleBaseline,
+        note: Note,
+        launch_ms: int,
     ) -> tuple[OperatorResult, bool | None, ExtensionReport, str | None]:
         """Open the start page with the episode handed to the extension, let the operator act within
-        its time budget, score; the operator's failure (or None) comes back beside the verdict."""
+        its time budget, score; the operator's failure (or None) comes back beside the verdict.
+
+        The `ready` event says how long the browser took to start (`launch_ms`) and then the start
+        page to load (`ms`)."""
         t0 = time.monotonic()
         bridge = ExtensionBridge(session.context)
         bridge.start_episode(job.episode.id, job.episode.injection_id)
         page = session.first_page()
         page.set_default_timeout(1000 * job.step_timeout_s)
         page.goto(job.task.start_url, wait_until="load")
-        note("controller", "ready", {"url": job.task.start_url, "ms": round(1000 * (time.monotonic() - t0))})
+        loaded_ms = round(1000 * (time.monotonic() - t0))
+        note("controller", "ready", {"url": job.task.start_url, "launch_ms": launch_ms, "ms": loaded_ms})
         limits = Limits(
             max_steps=job.task.max_steps, max_seconds=job.timeout_s, step_timeout_s=job.step_timeout_s
         )
@@ -224,7 +233,7 @@ class EpisodeRunner:
                     page,
                     bridge,
                     limits,
-                    session.cdp_endpoint,
+                    session.cdp_endpoint if operator.needs_cdp else None,
                     record,
                     trace_dir,
                     self._steps.append,

@@ -1,9 +1,10 @@
 """Run identity: which invocations are the same run (and so resume it) and which start a new one.
 
-An identity is what was asked (operator, mode, seed, control share, live upstream) plus digests of
-every input an outcome depends on (snapshot, task catalog, injection catalog, built extension,
-package version). Asking for more tasks or more repeats later extends the same run; changing any
-input starts a new run, and `resume_notice` says which input changed.
+An identity is what was asked (operator, mode, seed, control share, live upstream, browser and
+image) plus digests of every input an outcome depends on (snapshot, task catalog, injection
+catalog, built extension, package version, the browser image's Chromium). Asking for more tasks
+or more repeats later extends the same run; changing any input starts a new run, and
+`resume_notice` says which input changed.
 """
 
 from __future__ import annotations
@@ -11,12 +12,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import date
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from susbench.models import Frozen, Mode, Task
+from susbench.models import BrowserKind, Frozen, Mode, Task
 from susbench.store import StoredRun, canonical_json
 
 INPUT_LABELS = {
@@ -25,7 +25,9 @@ INPUT_LABELS = {
     "injection_catalog_sha256": "injection catalog",
     "extension_sha256": "built extension",
     "susbench_version": "package version",
+    "image_chromium": "Chromium in the browser image",
 }
+BROWSER_FIELDS = frozenset({"browser", "image", "image_chromium"})
 
 
 class RunInputs(Frozen):
@@ -54,6 +56,8 @@ class RunIdentity(RunInputs):
         "live_date",
         "seed",
         "control_rate",
+        "browser",
+        "image",
     )
 
     operator: str
@@ -63,16 +67,28 @@ class RunIdentity(RunInputs):
     live_date: date | None = None
     seed: int
     control_rate: float
+    browser: BrowserKind = "local"
+    image: str | None = None
+    image_chromium: str | None = None
 
     def run_id(self) -> str:
-        # Operators without settings (the baselines) keep the identities they had before settings existed.
-        unset = {"operator_settings"} if not self.operator_settings else None
+        """A digest of every field, less those whose value is what runs stored before the field
+        existed had: an operator without settings (the baselines), and a local run's browser fields;
+        so those runs keep their ids and resume."""
+        unset = set() if self.operator_settings else {"operator_settings"}
+        if self.browser == "local":
+            unset |= BROWSER_FIELDS
         dumped = self.model_dump(mode="json", exclude=unset)
         return "run-" + hashlib.sha256(canonical_json(dumped).encode()).hexdigest()[:16]
 
     def asked(self) -> dict[str, object]:
         dumped = self.model_dump(mode="json")
         return {name: dumped[name] for name in self.ASKED}
+
+    @classmethod
+    def stored_config(cls, config: dict[str, object], name: str) -> object:
+        """A field of a stored run's config; runs stored before a field existed had its default."""
+        return config.get(name, cls.model_fields[name].default)
 
 
 def episode_key(run_id: str, task_id: str, repeat: int) -> str:
@@ -87,15 +103,6 @@ def task_catalog_sha256(tasks: Iterable[Task]) -> str:
     ).hexdigest()
 
 
-def tree_sha256(folder: Path) -> str:
-    """Digest of every file below `folder` (relative path and bytes), e.g. a built extension."""
-    digest = hashlib.sha256()
-    for path in sorted(item for item in folder.rglob("*") if item.is_file()):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
-
-
 def resume_notice(identity: RunIdentity, stored: Sequence[StoredRun]) -> str | None:
     """Why this run starts fresh although the database holds a run asked for the same way.
 
@@ -104,13 +111,8 @@ def resume_notice(identity: RunIdentity, stored: Sequence[StoredRun]) -> str | N
     run_id = identity.run_id()
     if any(run.run_id == run_id for run in stored):
         return None
-    alike = [
-        run
-        for run in stored
-        if all(
-            run.config.get(k, RunIdentity.model_fields[k].default) == v for k, v in identity.asked().items()
-        )
-    ]
+    asked = identity.asked().items()
+    alike = [run for run in stored if all(RunIdentity.stored_config(run.config, k) == v for k, v in asked)]
     if not alike:
         return None
     previous = alike[-1]

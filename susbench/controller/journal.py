@@ -10,7 +10,7 @@ from importlib import metadata
 
 from susbench import __version__
 from susbench.controller.identity import RunIdentity
-from susbench.controller.options import SnapshotFacts
+from susbench.controller.options import BrowserFacts, SnapshotFacts
 from susbench.paths import REPO_ROOT
 from susbench.store import RunRecord
 
@@ -42,13 +42,17 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
-def run_record(identity: RunIdentity, snapshot: SnapshotFacts | None) -> RunRecord:
-    """The journal entry; its `config` is the identity (flat JSON) plus the snapshot's path."""
+def run_record(
+    identity: RunIdentity, snapshot: SnapshotFacts | None, browser: BrowserFacts | None = None
+) -> RunRecord:
+    """The journal entry; its `config` is the identity (flat JSON) plus the snapshot's path and the
+    browser image's id."""
     return RunRecord(
         run_id=identity.run_id(),
         config={
             **identity.model_dump(mode="json"),
             "snapshot": None if snapshot is None else str(snapshot.path),
+            "image_id": None if browser is None else browser.image_id,
         },
         versions=tool_versions(),
         git_hash=git_hash(),

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from pydantic import Field
 
+from susbench.container import DEFAULT_IMAGE, ContainerError, DockerApiRuntime
+from susbench.container.image import LABEL_CHROMIUM
 from susbench.errors import SusbenchError
-from susbench.models import Frozen, HostMap, Mode, PageLook, ReplayMode
+from susbench.models import BrowserKind, Frozen, HostMap, Mode, PageLook, ReplayMode
 from susbench.operators import OperatorSettings, check_operator
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
@@ -38,10 +40,25 @@ class RunOptions(Frozen):
         default="direct", description="direct: host-resolver rules to the replayer; proxy: HTTP(S) proxy"
     )
     tasks_dir: Path | None = None
+    browser: BrowserKind = Field(
+        default="local",
+        description="local: Chromium on this machine; container: the browser image, airgapped",
+    )
+    image: str | None = Field(default=None, description=f"with browser container (default: {DEFAULT_IMAGE})")
 
     @property
     def mode(self) -> Mode:
         return "live" if self.live else "snapshot"
+
+
+class BrowserFacts(Frozen):
+    """The browser a run's episodes get: this machine's Chromium, or a browser image (with the
+    Chromium version its label names and its id)."""
+
+    kind: BrowserKind = "local"
+    image: str | None = None
+    image_id: str | None = None
+    chromium: str | None = None
 
 
 class SnapshotFacts(Frozen):
@@ -66,6 +83,27 @@ def check_options(options: RunOptions) -> None:
         HostMap.parse(list(options.live_resolve))
     except ValueError as exc:
         raise SusbenchError(f"--live-resolve: {exc}") from None
+    _check_browser(options)
+
+
+def _check_browser(options: RunOptions) -> None:
+    if options.browser == "local":
+        if options.image is not None:
+            raise SusbenchError(
+                "--image names the browser image of --browser container; expected both or neither"
+            )
+        return
+    if options.live:
+        raise SusbenchError(
+            "--live needs --browser local: the browser container has no network by construction and "
+            "replays snapshots only"
+        )
+    if not options.headless:
+        raise SusbenchError("--headed needs --browser local: the browser container has no display")
+    if options.replay_mode != "direct":
+        raise SusbenchError(
+            "--replay-mode proxy needs --browser local: the browser container replays in direct mode, inside"
+        )
 
 
 def default_snapshot() -> Path:
@@ -76,6 +114,21 @@ def default_snapshot() -> Path:
             f"no snapshot given and none bundled in {SNAPSHOTS_DIR}; expected --snapshot FILE.wacz or --live"
         )
     return found[-1]
+
+
+def browser_facts(options: RunOptions) -> BrowserFacts:
+    """The run's browser; for a container, the image as the engine reports it (it must exist)."""
+    if options.browser == "local":
+        return BrowserFacts()
+    tag = options.image or DEFAULT_IMAGE
+    image = DockerApiRuntime().image(tag)
+    if image is None:
+        raise ContainerError(
+            f"--image {tag}: no such image; build it with `susbench image build --tag {tag}`"
+        )
+    return BrowserFacts(
+        kind="container", image=tag, image_id=image.id, chromium=image.labels.get(LABEL_CHROMIUM)
+    )
 
 
 def snapshot_facts(options: RunOptions) -> SnapshotFacts | None:

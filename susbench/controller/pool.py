@@ -1,12 +1,12 @@
 """The local worker pool: K worker processes behind the `EpisodeExecutor` Protocol.
 
-Each worker has its own Playwright and its own replay server, while the parent alone writes
-DuckDB. A worker enforces each episode's time budget itself (`budget.time_budget`), so an operator
-that overruns still ends with the extension's verdict stored. Only a worker that overruns the
-budget by more than the grace (a browser that hangs, an operator that ignores the interrupt) is
-killed and replaced, its episode `error`, so nothing can stall a run (AgentLab's users'
-complaint). A distributed executor (Ray) implements the same Protocol: take jobs, hand back one
-`EpisodeRecord` per job.
+Each worker has its own Playwright and its own replay server (or its own warm browser container),
+while the parent alone writes DuckDB. A worker enforces each episode's time budget itself
+(`budget.time_budget`), so an operator that overruns still ends with the extension's verdict
+stored. Only a worker that overruns the budget by more than the grace (a browser that hangs, an
+operator that ignores the interrupt) is killed and replaced, its episode `error`, so nothing can
+stall a run (AgentLab's users' complaint). A distributed executor (Ray) implements the same
+Protocol: take jobs, hand back one `EpisodeRecord` per job.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from susbench.store import EpisodeRecord
 SETUP_GRACE_S = 45.0
 """Time for a worker to start, and for an episode's browser start, scoring and clean-up beyond its
 operator's budget, before the worker is killed."""
+CONTAINER_START_S = 60.0
+"""A container worker's start also waits for its container (`ContainerBackend`'s ready timeout)."""
 STOP_GRACE_S = 8.0
 PR_SET_PDEATHSIG = 1
 
@@ -69,6 +71,9 @@ def _worker_main(conn: Connection, setup_json: str) -> None:
                 conn.send(("done", runner.run(job).model_dump_json()))
     except (KeyboardInterrupt, EOFError, BrokenPipeError):
         return
+    except SusbenchError as exc:  # the user's to fix (an engine that does not answer, a stale image)
+        with suppress(OSError):
+            conn.send(("refused", str(exc)))
     except Exception:  # noqa: BLE001 - report a broken worker setup to the parent, then exit
         with suppress(OSError):
             conn.send(("failed", traceback.format_exc(limit=4)))
@@ -104,6 +109,7 @@ class LocalProcessPool:
         self._context = multiprocessing.get_context("spawn")
         self._workers: list[_Worker] = []
         self._last_failure = ""
+        self._start_grace_s = SETUP_GRACE_S + (CONTAINER_START_S if setup.browser == "container" else 0.0)
 
     def __enter__(self) -> LocalProcessPool:
         for _ in range(self._size):
@@ -125,7 +131,7 @@ class LocalProcessPool:
         )
         process.start()
         child.close()
-        return _Worker(process=process, conn=parent, deadline=time.monotonic() + SETUP_GRACE_S)
+        return _Worker(process=process, conn=parent, deadline=time.monotonic() + self._start_grace_s)
 
     def _stop(self, worker: _Worker, graceful: bool) -> None:
         if graceful and worker.process.is_alive():
@@ -185,6 +191,8 @@ class LocalProcessPool:
             if kind == "ready":
                 worker.ready = True
                 return None
+            if kind == "refused":
+                raise SusbenchError(f"an episode worker could not start: {payload}")
             if kind == "done":
                 job, worker.job = worker.job, None
                 return job, EpisodeRecord.model_validate_json(payload)

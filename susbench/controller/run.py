@@ -21,13 +21,20 @@ from susbench.controller.identity import (
     RunInputs,
     resume_notice,
     task_catalog_sha256,
-    tree_sha256,
 )
 from susbench.controller.journal import run_record
-from susbench.controller.options import RunOptions, SnapshotFacts, check_options, snapshot_facts
+from susbench.controller.options import (
+    BrowserFacts,
+    RunOptions,
+    SnapshotFacts,
+    browser_facts,
+    check_options,
+    snapshot_facts,
+)
 from susbench.controller.planning import plan_episodes
 from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.traffic import live_upstream
+from susbench.digests import tree_sha256
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
 from susbench.paths import TASKS_DIR
@@ -93,8 +100,9 @@ def load_materials(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMa
     return RunMaterials(tasks=tasks, injections=injections, extension_dir=extension_dir, inputs=inputs)
 
 
-def run_identity(options: RunOptions, inputs: RunInputs) -> RunIdentity:
-    """What was asked, plus the digests of the inputs."""
+def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts | None = None) -> RunIdentity:
+    """What was asked, plus the digests of the inputs (and the browser image's Chromium)."""
+    browser = browser or BrowserFacts()
     return RunIdentity(
         operator=options.operator,
         operator_settings=options.operator_settings.model_dump(mode="json", exclude_defaults=True),
@@ -103,6 +111,9 @@ def run_identity(options: RunOptions, inputs: RunInputs) -> RunIdentity:
         live_date=options.live_date,
         seed=options.seed,
         control_rate=options.control_rate,
+        browser=browser.kind,
+        image=browser.image,
+        image_chromium=browser.chromium,
         **inputs.model_dump(),
     )
 
@@ -116,13 +127,14 @@ def run_benchmark(
     observer = observer or QuietObserver()
     check_options(options)
     snapshot = snapshot_facts(options)
+    browser = browser_facts(options)
     materials = load_materials(options, snapshot)
     tasks = select_tasks(materials.tasks, options.tasks, materials.injections)
-    identity = run_identity(options, materials.inputs)
+    identity = run_identity(options, materials.inputs, browser)
     jobs = plan_episodes(identity.run_id(), tasks, materials.injections, options)
     with Store(options.db) as store:
         notice = resume_notice(identity, store.stored_runs())
-        store.add_run(run_record(identity, snapshot))
+        store.add_run(run_record(identity, snapshot, browser))
         stored = store.stored_episode_ids(identity.run_id())
         todo = [job for job in jobs if job.episode.id not in stored]
         summary = RunSummary(
@@ -131,7 +143,7 @@ def run_benchmark(
         observer.started(summary)
         if todo:
             with ExitStack() as stack:
-                setup = _worker_setup(options, snapshot, materials, stack)
+                setup = _worker_setup(options, snapshot, browser, materials, stack)
                 pool = stack.enter_context(executor(setup, min(options.parallel, len(todo))))
                 try:
                     pool.run(todo, _storing(store, summary, observer))
@@ -141,7 +153,11 @@ def run_benchmark(
 
 
 def _worker_setup(
-    options: RunOptions, snapshot: SnapshotFacts | None, materials: RunMaterials, stack: ExitStack
+    options: RunOptions,
+    snapshot: SnapshotFacts | None,
+    browser: BrowserFacts,
+    materials: RunMaterials,
+    stack: ExitStack,
 ) -> WorkerSetup:
     """The workers' environment; in live mode the upstream (local web) runs until `stack` closes."""
     live_resolve: tuple[str, ...] = ()
@@ -165,6 +181,8 @@ def _worker_setup(
         look=PageLook() if snapshot is None else snapshot.look,
         operator_settings=options.operator_settings,
         trace_dir=trace_folder(options.db),
+        browser=browser.kind,
+        image=browser.image,
     )
 
 

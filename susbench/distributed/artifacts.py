@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from susbench.controller.environment import WorkerSetup
-from susbench.controller.identity import tree_sha256
+from susbench.digests import tree_sha256
 from susbench.errors import SusbenchError
 from susbench.models import Frozen
 
