@@ -1,0 +1,154 @@
+"""Browser Use's dialect of chat completions: its structured output, aimed at its own element list.
+
+Browser Use asks for one JSON object per step (`response_format` json_schema named `agent_output`:
+its thoughts and a list of actions such as `{"click": {"index": 12}}`), and sends its whole state
+as one user message: the step number (`<step_info>StepN ...`), the user request, and its element
+list, lines like `[12]<button type=submit />` followed by the element's text on deeper-indented
+lines. The scripted model finds a move's target there by its accessible name (an `aria-label`, or
+its text) and its place among the elements so named, and answers with that element's index.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from susbench.agents.demonstration import Demonstration, Move
+from susbench.agents.servers.base import Refused
+from susbench.agents.servers.policy import Dialogue, ScriptedPolicy, Step
+
+SCHEMA_NAME = "agent_output"
+STEP_INFO = re.compile(r"<step_info>\s*Step\s*(\d+)")
+ELEMENT = re.compile(r"^(\t*)(?:\|SHADOW\(\w+\)\|)?\*?(?:\|scroll element)?\[(\d+)\]<(\w+)(.*?) />")
+LABEL = re.compile(r"aria-label=(.*?)(?: [\w-]+=|$)")
+
+
+def speaks_browser_use(request: dict[str, Any]) -> bool:
+    response_format = request.get("response_format") or {}
+    return (response_format.get("json_schema") or {}).get("name") == SCHEMA_NAME
+
+
+@dataclass(frozen=True)
+class ListedElement:
+    """One line of Browser Use's element list: its index, tag, and the names a person would read."""
+
+    index: int
+    tag: str
+    names: tuple[str, ...]
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def listed_elements(state: str) -> list[ListedElement]:
+    """Browser Use's interactive elements, in its (document) order."""
+    lines = state.splitlines()
+    found = []
+    for number, line in enumerate(lines):
+        match = ELEMENT.match(line)
+        if match is None:
+            continue
+        depth, index, tag, attributes = (
+            len(match.group(1)),
+            int(match.group(2)),
+            match.group(3),
+            match.group(4),
+        )
+        texts = []
+        for below in lines[number + 1 :]:
+            if len(below) - len(below.lstrip("\t")) <= depth:
+                break
+            if not ELEMENT.match(below) and not below.strip().startswith(("|", "Shadow End", "Open Shadow")):
+                texts.append(below.strip())
+        label = LABEL.search(attributes)
+        names = [_clean(" ".join(texts))]
+        if label is not None:
+            names.insert(0, _clean(label.group(1)))
+        found.append(ListedElement(index, tag, tuple(name for name in names if name)))
+    return found
+
+
+def element_index(move: Move, state: str) -> int | None:
+    """The index Browser Use's own list gives the move's target (by name, then place among the same)."""
+    if move.target is None:
+        return None
+    wanted = _clean(move.target.name.replace('"', "'"))
+    elements = listed_elements(state)
+    same = [element.index for element in elements if wanted in element.names]
+    if not same:
+        same = [element.index for element in elements if any(wanted in name for name in element.names)]
+    if not same:
+        return None
+    for ordinal in (move.target.ordinal, move.target.visible_ordinal):
+        if ordinal is not None and ordinal < len(same):
+            return same[ordinal]
+    return same[-1]
+
+
+def _field_before(demo: Demonstration, move: Move) -> Move | None:
+    """The click that put the caret in the field a `type` move types into."""
+    position = demo.moves.index(move)
+    return next((earlier for earlier in reversed(demo.moves[:position]) if earlier.kind == "click"), None)
+
+
+def browser_use_action(demo: Demonstration, move: Move, state: str) -> dict[str, Any]:
+    """A demonstration move as one of Browser Use's actions."""
+    match move.kind:
+        case "click":
+            index = element_index(move, state)
+            if index is None:
+                return {"click": {"coordinate_x": round(move.x or 0), "coordinate_y": round(move.y or 0)}}
+            return {"click": {"index": index}}
+        case "type":
+            field = _field_before(demo, move)
+            index = element_index(field, state) if field is not None else None
+            return {"input": {"index": index or 0, "text": move.text, "clear": False}}
+        case "press":
+            return {"send_keys": {"keys": move.text}}
+        case "scroll":
+            pages = abs(move.dy) / demo.viewport.height
+            return {"scroll": {"down": move.dy > 0, "pages": round(pages, 2)}}
+        case "goto":
+            return {"navigate": {"url": move.url, "new_tab": False}}
+        case "wait":
+            return {"wait": {"seconds": max(1, round(move.seconds))}}
+    return {"done": {"text": move.text, "success": True}}
+
+
+def _state_text(messages: list[dict[str, Any]]) -> str:
+    users = [message for message in messages if message.get("role") == "user"]
+    if not users:
+        raise Refused(400, "invalid_request_error", "messages: Browser Use sends its state as a user message")
+    content = users[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+def browser_use_reply(policy: ScriptedPolicy, request: dict[str, Any]) -> str:
+    """The scripted model's structured output for this Browser Use step (JSON text)."""
+    state = _state_text(request["messages"])
+    step_info = STEP_INFO.search(state)
+    if step_info is None:
+        raise Refused(400, "invalid_request_error", "messages: no <step_info> in Browser Use's state")
+    dialogue = Dialogue(first_text=state, turn=int(step_info.group(1)) - 1, latest_text=state)
+    step: Step = policy.step(dialogue)
+    demo = policy.find(state)
+    if demo is None or not step.moves:
+        action = {"done": {"text": step.final or "Done.", "success": True}}
+        words = "Nothing left to do."
+    else:
+        action = browser_use_action(demo, step.moves[0], state)
+        words = step.moves[0].words or f"Next: {next(iter(action))}."
+    reply = {
+        "thinking": words,
+        "evaluation_previous_goal": "Success",
+        "memory": words,
+        "next_goal": words,
+        "action": [action],
+    }
+    asked = request["response_format"]["json_schema"].get("schema", {}).get("properties", reply)
+    return json.dumps({name: value for name, value in reply.items() if name in asked})
