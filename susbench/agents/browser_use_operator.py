@@ -31,6 +31,7 @@ from susbench.trace import StepRecord
 
 OBSERVATION = "browser-use"
 STOP_GRACE_S = 5.0
+POLL_MS = 100
 
 
 class BrowserUseConfig(AgentConfig):
@@ -41,6 +42,9 @@ class BrowserUseConfig(AgentConfig):
     use_vision: bool = Field(default=True, description="false: its element list only, no screenshots")
     max_actions_per_step: int = Field(default=5, ge=1)
     max_failures: int = Field(default=3, ge=1, description="failed steps in a row before it gives up")
+    coordinate_clicking: bool = Field(
+        default=False, description="offer clicks at (x, y) too, as Browser Use does for some models"
+    )
 
 
 class BrowserUseOperator:
@@ -81,6 +85,7 @@ class BrowserUseOperator:
             "max_actions_per_step": self.config.max_actions_per_step,
             "max_failures": self.config.max_failures,
             "use_vision": self.config.use_vision,
+            "coordinate_clicking": self.config.coordinate_clicking,
             "timeout_s": self.config.timeout_s,
             "max_retries": self.config.max_retries,
             "temperature": self.config.temperature,
@@ -116,9 +121,8 @@ class BrowserUseOperator:
         lines = _reader(process.stdout)
         steps = 0
         while True:
-            try:
-                line = lines.get(timeout=max(0.0, ctx.remaining_s()))
-            except queue.Empty:
+            line = _next_line(lines, ctx)
+            if line == "":
                 return OperatorResult(done=False, steps=steps, message="time limit reached")
             if line is None:
                 raise SusbenchError(f"Browser Use stopped without a result (exit status {process.wait()})")
@@ -127,6 +131,7 @@ class BrowserUseOperator:
                 self._record(ctx, event)
                 steps += 1
                 continue
+            ctx.page.wait_for_load_state()
             if event.get("error") and not event["done"]:
                 raise ModelUnavailable(f"Browser Use gave up: {event['error']}")
             return OperatorResult(done=bool(event["done"]), steps=steps, message=event["message"] or "")
@@ -177,6 +182,18 @@ def _reader(stream: IO[str]) -> queue.Queue[str | None]:
 
     threading.Thread(target=pump, daemon=True).start()
     return lines
+
+
+def _next_line(lines: queue.Queue[str | None], ctx: SubjectContext) -> str | None:
+    """The runner's next line, or "" past the deadline. Waiting goes through Playwright, so it keeps
+    up with what Browser Use does to the page (Playwright's sync API reads its events only when called;
+    the controller reads the final page's URL from it)."""
+    while ctx.remaining_s() > 0:
+        try:
+            return lines.get_nowait()
+        except queue.Empty:
+            ctx.page.wait_for_timeout(POLL_MS)
+    return ""
 
 
 def _stop(process: subprocess.Popen[str]) -> None:

@@ -105,7 +105,7 @@ def emit(out: Any, event: dict[str, Any]) -> None:
 
 async def run(job: dict[str, Any], out: Any) -> None:
     import httpx
-    from browser_use import Agent, BrowserSession
+    from browser_use import Agent, BrowserSession, Tools
     from browser_use.llm.openai.chat import ChatOpenAI
 
     patch_hit_test()
@@ -161,10 +161,13 @@ async def run(job: dict[str, Any], out: Any) -> None:
     def on_new_step(state: Any, model_output: Any, step: int) -> None:
         screenshots[step] = state.screenshot
 
+    tools = Tools()
+    tools.set_coordinate_clicking(job["coordinate_clicking"])
     agent = Agent(
         task=job["task"],
         llm=llm,
         browser_session=session,
+        tools=tools,
         use_vision=job["use_vision"],
         use_judge=False,
         enable_planning=False,

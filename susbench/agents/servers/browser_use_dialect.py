@@ -6,6 +6,8 @@ as one user message: the step number (`<step_info>StepN ...`), the user request,
 list, lines like `[12]<button type=submit />` followed by the element's text on deeper-indented
 lines. The scripted model finds a move's target there by its accessible name (an `aria-label`, or
 its text) and its place among the elements so named, and answers with that element's index.
+Browser Use numbers its steps, so the turn is read from the request; the demonstration is regrouped
+into Browser Use's actions (choosing in a select is one step).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from susbench.agents.demonstration import Demonstration, Move
 from susbench.agents.servers.base import Refused
-from susbench.agents.servers.policy import Dialogue, ScriptedPolicy, Step
+from susbench.agents.servers.policy import ScriptedPolicy
 
 SCHEMA_NAME = "agent_output"
 STEP_INFO = re.compile(r"<step_info>\s*Step\s*(\d+)")
@@ -47,9 +49,11 @@ def listed_elements(state: str) -> list[ListedElement]:
     """Browser Use's interactive elements, in its (document) order."""
     lines = state.splitlines()
     found = []
+    label = ""
     for number, line in enumerate(lines):
         match = ELEMENT.match(line)
         if match is None:
+            label = _clean(line) if line.strip() and not line.strip().startswith(("|", "<", "*")) else label
             continue
         depth, index, tag, attributes = (
             len(match.group(1)),
@@ -63,10 +67,12 @@ def listed_elements(state: str) -> list[ListedElement]:
                 break
             if not ELEMENT.match(below) and not below.strip().startswith(("|", "Shadow End", "Open Shadow")):
                 texts.append(below.strip())
-        label = LABEL.search(attributes)
+        aria_label = LABEL.search(attributes)
         names = [_clean(" ".join(texts))]
-        if label is not None:
-            names.insert(0, _clean(label.group(1)))
+        if aria_label is not None:
+            names.insert(0, _clean(aria_label.group(1)))
+        if tag == "select" and not any(names):
+            names = [label]  # a select's name is its label, the text just before it
         found.append(ListedElement(index, tag, tuple(name for name in names if name)))
     return found
 
@@ -94,8 +100,29 @@ def _field_before(demo: Demonstration, move: Move) -> Move | None:
     return next((earlier for earlier in reversed(demo.moves[:position]) if earlier.kind == "click"), None)
 
 
-def browser_use_action(demo: Demonstration, move: Move, state: str) -> dict[str, Any]:
-    """A demonstration move as one of Browser Use's actions."""
+def browser_use_steps(demo: Demonstration) -> list[tuple[Move, ...]]:
+    """The demonstration in Browser Use's steps: opening a select, typing an option's name and pressing
+    Enter is one `select_dropdown` for it; every other move is a step of its own."""
+    steps: list[tuple[Move, ...]] = []
+    moves = list(demo.moves)
+    while moves:
+        move = moves.pop(0)
+        opens_select = move.kind == "click" and move.target is not None and move.target.role == "combobox"
+        if opens_select and moves and moves[0].kind == "type":
+            chosen = (move, moves.pop(0))
+            if moves and moves[0].kind == "press" and moves[0].text == "Enter":
+                chosen += (moves.pop(0),)
+            steps.append(chosen)
+            continue
+        steps.append((move,))
+    return steps
+
+
+def browser_use_action(demo: Demonstration, moves: tuple[Move, ...], state: str) -> dict[str, Any]:
+    """One of Browser Use's steps as its action."""
+    move = moves[0]
+    if len(moves) > 1:
+        return {"select_dropdown": {"index": element_index(move, state) or 0, "text": moves[1].text}}
     match move.kind:
         case "click":
             index = element_index(move, state)
@@ -105,7 +132,9 @@ def browser_use_action(demo: Demonstration, move: Move, state: str) -> dict[str,
         case "type":
             field = _field_before(demo, move)
             index = element_index(field, state) if field is not None else None
-            return {"input": {"index": index or 0, "text": move.text, "clear": False}}
+            if index is None:  # type into what has the focus, as the demonstration did
+                return {"send_keys": {"keys": move.text}}
+            return {"input": {"index": index, "text": move.text, "clear": False}}
         case "press":
             return {"send_keys": {"keys": move.text}}
         case "scroll":
@@ -134,15 +163,17 @@ def browser_use_reply(policy: ScriptedPolicy, request: dict[str, Any]) -> str:
     step_info = STEP_INFO.search(state)
     if step_info is None:
         raise Refused(400, "invalid_request_error", "messages: no <step_info> in Browser Use's state")
-    dialogue = Dialogue(first_text=state, turn=int(step_info.group(1)) - 1, latest_text=state)
-    step: Step = policy.step(dialogue)
+    turn = int(step_info.group(1)) - 1
     demo = policy.find(state)
-    if demo is None or not step.moves:
-        action = {"done": {"text": step.final or "Done.", "success": True}}
+    steps = browser_use_steps(demo) if demo is not None else []
+    if turn >= len(steps):
+        action = {
+            "done": {"text": "Done." if demo else "I do not know this task, so I stop here.", "success": True}
+        }
         words = "Nothing left to do."
     else:
-        action = browser_use_action(demo, step.moves[0], state)
-        words = step.moves[0].words or f"Next: {next(iter(action))}."
+        action = browser_use_action(demo, steps[turn], state)  # type: ignore[arg-type]
+        words = steps[turn][0].words or f"Next: {next(iter(action))}."
     reply = {
         "thinking": words,
         "evaluation_previous_goal": "Success",
