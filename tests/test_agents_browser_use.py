@@ -1,7 +1,9 @@
 """Browser Use, in its own virtualenv, attached over CDP to the episode's Chromium, runs the nine pattern
 types through its real loop with its own OpenAI client against the local chat-completions server
 speaking its dialect (structured output, indexes from its own element list); the extension scores it
-as the scripted model plays it, and nothing Browser Use sends leaks the answer."""
+as the scripted model plays it, and nothing Browser Use sends leaks the answer. Coordinate clicks are
+on (as Browser Use has them for some models): the demonstrations name no element for a few clicks
+(controls in the shops' open shadow roots), and those are replayed at the demonstration's point."""
 
 from __future__ import annotations
 
@@ -39,7 +41,13 @@ def browser_use_runs(
     folder = tmp_path_factory.mktemp("browser-use-runs")
     return [
         run_agent(
-            "browser-use", policy, demonstrations, folder / f"{policy}.duckdb", agent_key, tasks=SELECTOR
+            "browser-use",
+            policy,
+            demonstrations,
+            folder / f"{policy}.duckdb",
+            agent_key,
+            tasks=SELECTOR,
+            config={"coordinate_clicking": True},
         )
         for policy in ("naive", "careful")
     ]
