@@ -27,7 +27,6 @@ QUIET_ENVIRONMENT = {
     "BROWSER_USE_CLOUD_HINTS": "false",
     "BROWSER_USE_SETUP_LOGGING": "true",
     "BROWSER_USE_LOGGING_LEVEL": "warning",
-    "BROWSER_USE_DISABLE_DEFAULT_EXTENSIONS": "true",
 }
 
 # Browser Use asks `document.elementFromPoint` whether a click target is covered. For an element in a
