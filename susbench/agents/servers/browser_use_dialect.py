@@ -143,7 +143,8 @@ def browser_use_action(demo: Demonstration, moves: tuple[Move, ...], state: str)
         case "goto":
             return {"navigate": {"url": move.url, "new_tab": False}}
         case "wait":
-            return {"wait": {"seconds": max(1, round(move.seconds))}}
+            # Browser Use waits a second less than asked (it counts on a model call that long)
+            return {"wait": {"seconds": max(1, round(move.seconds)) + 1}}
     return {"done": {"text": move.text, "success": True}}
 
 
