@@ -50,6 +50,9 @@ function(x, y) {
 }
 """
 
+# Browser Use's click parameters under the names our traces use (`susbench trace` draws them).
+TRACE_NAMES = {"index": "element", "coordinate_x": "x", "coordinate_y": "y"}
+
 
 @dataclass
 class Call:
@@ -219,8 +222,12 @@ def step_event(index: int, item: Any, calls: StepCalls, screenshot: str | None) 
     words = ""
     actions: list[dict[str, Any]] = []
     if output is not None:
-        words = " ".join(part for part in (output.thinking, output.next_goal) if part)
-        actions = [action.model_dump(exclude_none=True, mode="json") for action in output.action]
+        words = " ".join(dict.fromkeys(part for part in (output.thinking, output.next_goal) if part))
+        actions = [
+            {"action": name, **{TRACE_NAMES.get(key, key): value for key, value in (params or {}).items()}}
+            for action in output.action
+            for name, params in action.model_dump(exclude_none=True, mode="json").items()
+        ]
     replies = [call.reply for call in calls.calls if call.status == 200]
     started = item.metadata.step_start_time if item.metadata else time.time()
     return {
