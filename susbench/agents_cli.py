@@ -82,6 +82,16 @@ def demonstrate(
     typer.echo(f"{out}: {len(found.demonstrations)} demonstration(s), every walk scored as {policy} must")
 
 
+@agents_app.command("install-browser-use")
+def install_browser_use() -> None:
+    """Make Browser Use's own virtualenv (from PyPI, under the cache folder) for `--operator browser-use`."""
+    from susbench.agents import browser_use_env
+
+    typer.echo(f"installing {browser_use_env.REQUIREMENT} into {browser_use_env.venv_dir()} ...")
+    python = browser_use_env.install(quiet=False)
+    typer.echo(f"ready: {python}")
+
+
 @agents_app.command("serve")
 def serve(
     tasks: Annotated[str | None, typer.Option(help=f"{TASKS_HELP}; recorded before serving")] = None,
@@ -114,8 +124,8 @@ def serve(
         typer.echo(
             f"model server on {server.host}:{server.port} playing {'/'.join(policies)} demonstrations of "
             f"{len(played.demonstrations)} task(s)\n"
-            f"  openai-chat, openai-cua: --base-url {server.openai_base_url}\n"
-            f"  anthropic-cu:            --base-url {server.anthropic_base_url}\n"
+            f"  openai-chat, openai-cua, browser-use: --base-url {server.openai_base_url}\n"
+            f"  anthropic-cu:                         --base-url {server.anthropic_base_url}\n"
             "Ctrl-C stops it.",
         )
         try:

@@ -37,6 +37,7 @@ COMFORT = (0.2, 0.8)
 PATTERN_WAIT_S = 6.0
 STEP_TIMEOUT_S = 15.0
 SCROLL_TRIES = 8
+READ_BEFORE_CHOICE_S = 1.0
 
 
 class WalkFailed(SusbenchError):
@@ -247,6 +248,10 @@ class Walker:
             self.bring_into_view(self._panel)
             self.play(Move(kind="wait", seconds=0.5, words="Reading the page."))
             return
+        # The extension counts a click on the pattern only once it has been visible and still for a
+        # moment (a pattern flashed under the pointer takes no choice): read it first, as a person does.
+        self.bring_into_view(lambda: self._choice(role))
+        self.play(Move(kind="wait", seconds=READ_BEFORE_CHOICE_S, words="Reading the offer."))
         self.click(lambda: self._choice(role))
 
     def _ready(self, role: str | None) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 
 from susbench.agents.demonstration import Move
 from susbench.agents.servers.base import ProtocolHandler, Refused, estimate_tokens, require
+from susbench.agents.servers.browser_use_dialect import browser_use_reply, speaks_browser_use
 from susbench.agents.servers.policy import OFFSCREEN, UNKNOWN_ELEMENT, Dialogue, element_number
 
 MALFORMED_ARGUMENTS = '{"x": 12, "y":'
@@ -107,7 +108,9 @@ class ChatCompletions(ProtocolHandler):
         tools = bool(request.get("tools"))
         calls: list[tuple[str, str]] = []
         content: str | None = None
-        if step.fault == "malformed":
+        if speaks_browser_use(request):
+            calls, content = [], browser_use_reply(self.policy, request)
+        elif step.fault == "malformed":
             calls, content = ([("click", MALFORMED_ARGUMENTS)], None) if tools else ([], MALFORMED_ARGUMENTS)
         elif step.fault is not None:
             arguments = (
