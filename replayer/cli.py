@@ -17,6 +17,7 @@ from replayer.direct import DirectReplayServer
 from replayer.proxy import ReplayServer
 from replayer.service import Coverage, ReplayService
 from susbench.errors import SusbenchError
+from susbench.loading import describe_error
 from susbench.models import HostMap
 
 app = typer.Typer(no_args_is_help=True)
@@ -67,7 +68,7 @@ def serve(
     try:
         host_map = HostMap.parse(resolve or [])
     except ValueError as exc:
-        raise SusbenchError(str(exc)) from None
+        raise SusbenchError(describe_error("--resolve", exc)) from None
     server: ReplayService = (
         DirectReplayServer(snapshot, port=port, host=host)
         if mode == "direct"

@@ -1,4 +1,8 @@
-"""Load user-written YAML/JSON files into models, with errors that name file and field."""
+"""Load user-written YAML/JSON files into models, with errors that name file and field.
+
+Files are capped (size, nesting, and the size YAML aliases expand to), so a hostile or broken
+file ends in one InputError instead of a hang or a traceback.
+"""
 
 from __future__ import annotations
 
@@ -13,29 +17,81 @@ from susbench.errors import InputError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+MAX_DATA_FILE_BYTES = 4 << 20
+"""A task, injection or capture-plan file (the largest real one is a few KB)."""
+MAX_DATA_NODES = 100_000
+"""Values in one file once YAML aliases are expanded (a "billion laughs" file stops here)."""
+MAX_DATA_DEPTH = 64
+"""Nesting of mappings and lists in one file."""
+MAX_SHOWN = 80
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
 
 def describe_validation_error(source: str, error: ValidationError) -> str:
-    """Render every problem as `source: field.path: expected ..., got ...`."""
+    """Render every problem as `source: field.path: expected ..., got ...` (never pydantic's URL)."""
     lines = []
     for problem in error.errors(include_url=False):
-        location = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        location = _shorten(".".join(str(part) for part in problem["loc"])) or "(top level)"
         given = problem.get("input")
-        shown = repr(given) if not isinstance(given, dict | list) else type(given).__name__
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
+        shown = _shorten(repr(given)) if not isinstance(given, dict | list) else type(given).__name__
         lines.append(f"{source}: field '{location}': {problem['msg']} (got {shown})")
     return "\n".join(lines)
+
+
+def describe_error(source: str, error: ValueError) -> str:
+    """A ValueError from parsing user input, as one line naming `source` (pydantic's URL left out)."""
+    if isinstance(error, ValidationError):
+        return describe_validation_error(source, error)
+    return f"{source}: {error}"
+
+
+def _line_of(data: bytes, position: int) -> int:
+    return data.count(b"\n", 0, position) + 1
+
+
+def _check_shape(path: Path, data: object) -> None:
+    """Refuse nesting deeper than MAX_DATA_DEPTH and more than MAX_DATA_NODES values after aliases."""
+    sizes: dict[int, int] = {}
+
+    def size(value: object, depth: int) -> int:
+        if not isinstance(value, dict | list):
+            return 1
+        known = sizes.get(id(value))
+        if known is not None:
+            if known < 0:
+                raise InputError(f"{path}: a YAML alias refers to the value containing it")
+            return known
+        if depth > MAX_DATA_DEPTH:
+            raise InputError(f"{path}: nested more than {MAX_DATA_DEPTH} levels deep")
+        sizes[id(value)] = -1
+        children = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_DATA_NODES:
+                raise InputError(f"{path}: more than {MAX_DATA_NODES} values (after expanding YAML aliases)")
+        sizes[id(value)] = total
+        return total
+
+    size(data, 0)
 
 
 def read_data_file(path: Path) -> object:
     """Parse YAML or JSON, turning syntax errors into InputError with a line number."""
     if not path.is_file():
         raise InputError(f"{path}: file not found")
-    text = path.read_text(encoding="utf-8")
+    if path.stat().st_size > MAX_DATA_FILE_BYTES:
+        raise InputError(f"{path}: {path.stat().st_size} bytes; expected at most {MAX_DATA_FILE_BYTES}")
+    raw = path.read_bytes()
     try:
-        if path.suffix == ".json":
-            return json.loads(text)
-        return yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: line {_line_of(raw, exc.start)}: expected UTF-8 text") from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
     except yaml.YAMLError as exc:
@@ -43,6 +99,12 @@ def read_data_file(path: Path) -> object:
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(f"{path}: {where}invalid YAML: {problem}") from None
+    except RecursionError:
+        raise InputError(f"{path}: nested more than {MAX_DATA_DEPTH} levels deep") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: invalid value: {_shorten(str(exc))}") from None
+    _check_shape(path, data)
+    return data
 
 
 def validate_data(source: str, data: object, model: type[ModelT]) -> ModelT:
