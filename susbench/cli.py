@@ -6,15 +6,17 @@ import json
 import sys
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from recorder.cli import record, snapshot_app
+from recorder.cli import record
 from replayer.cli import app as replay_app
 from susbench import __version__
 from susbench.browser import chromium_version, find_chromium
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
+from susbench.loading import describe_validation_error
 from susbench.models import (
     CapturePlan,
     Episode,
@@ -25,6 +27,7 @@ from susbench.models import (
     Task,
 )
 from susbench.run_cli import demo, query, report, results_app, run
+from susbench.snapshot.cli import snapshot_app
 from susbench.web.cli import app as web_app
 
 app = typer.Typer(
@@ -89,6 +92,11 @@ def main() -> None:
         app(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        sys.exit(2)
+    except ValidationError as exc:
+        # A command-line value a model refuses (e.g. --width 5): named, without pydantic's URL.
+        message = describe_validation_error("command line", exc)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
         Console(stderr=True).print("[yellow]aborted[/]")

@@ -12,12 +12,13 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import quote, unquote_plus, urlencode, urlsplit
 
-from pydantic import Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from susbench.errors import SnapshotError
+from susbench.loading import describe_validation_error
 from susbench.models import Frozen
 from susbench.snapshot.records import (
     WarcRecord,
@@ -27,6 +28,7 @@ from susbench.snapshot.records import (
 )
 
 MAX_REQUEST_BODY_QUERY = 4096
+TIMESTAMP = re.compile(r"[0-9]{14,17}")
 DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEXED_TYPES = ("response", "revisit")
 REVISIT_MIME = "warc/revisit"
@@ -36,7 +38,7 @@ class IndexEntry(Frozen):
     """One CDXJ line: where a response (or revisit) record lives and what it answers."""
 
     surt: str
-    timestamp: str = Field(pattern=r"^\d{14}$")
+    timestamp: str = Field(pattern=r"^\d{14,17}$", description="14 digits, or up to 17 with milliseconds")
     url: str
     method: str = "GET"
     status: int | None = None
@@ -70,34 +72,94 @@ class IndexEntry(Frozen):
         return f"{self.surt} {self.timestamp} {json.dumps(data, separators=(',', ':'))}"
 
     @classmethod
-    def from_cdxj(cls, line: str) -> IndexEntry:
-        key, timestamp, blob = line.rstrip("\n").split(" ", 2)
-        data = json.loads(blob)
-        mime = data.get("mime", "")
-        status = data.get("status")
+    def from_cdxj(cls, line: str, source: str = "CDXJ") -> IndexEntry:
+        """Parse one `<urlkey> <timestamp> {json}` line; SnapshotError names `source` and the field."""
+        parts = line.rstrip("\r\n").split(" ", 2)
+        if len(parts) != 3 or not parts[2].startswith("{"):
+            raise SnapshotError(f"{source}: expected '<urlkey> <timestamp> {{json}}', got {line[:60]!r}")
+        key, timestamp, blob = parts
+        check_timestamp(timestamp, source)
+        data = load_json_object(blob, f"{source}: JSON block")
+        try:
+            fields = CdxjBlock.model_validate(data)
+        except ValidationError as exc:
+            raise SnapshotError(describe_validation_error(source, exc)) from None
         return cls(
             surt=key,
             timestamp=timestamp,
-            url=data["url"],
-            method=data.get("method", "GET").upper(),
-            status=int(status) if status not in (None, "", "-") else None,
-            mime=mime,
-            digest=data.get("digest", ""),
-            request_body=data.get("requestBody"),
-            req_digest=data.get("req_digest"),
-            req_offset=int(data["req_offset"]) if "req_offset" in data else None,
-            req_length=int(data["req_length"]) if "req_length" in data else None,
-            seq=int(data.get("seq", 0)),
-            filename=data["filename"],
-            offset=int(data["offset"]),
-            length=int(data["length"]),
-            record_type="revisit" if mime == REVISIT_MIME else "response",
+            url=fields.url,
+            method=fields.method.upper(),
+            status=fields.status,
+            mime=fields.mime,
+            digest=fields.digest,
+            request_body=fields.requestBody,
+            req_digest=fields.req_digest,
+            req_offset=fields.req_offset,
+            req_length=fields.req_length,
+            seq=fields.seq,
+            filename=fields.filename,
+            offset=fields.offset,
+            length=fields.length,
+            record_type="revisit" if fields.mime == REVISIT_MIME else "response",
         )
+
+
+def _no_status(value: object) -> object:
+    return None if value in ("", "-") else value
+
+
+class CdxjBlock(BaseModel):
+    """The JSON block of a CDXJ line as pywb, py-wacz, Browsertrix and ArchiveWeb.page write it.
+
+    Unknown keys (`recordDigest`, `referrer`, ...) are ignored, not refused: other tools add their own.
+    Numbers may come as JSON numbers or as strings, as both occur in the wild.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    url: str = Field(min_length=1)
+    filename: str = Field(min_length=1)
+    offset: int = Field(ge=0)
+    length: int = Field(ge=1)
+    mime: str = ""
+    status: Annotated[int | None, BeforeValidator(_no_status)] = Field(default=None, ge=0, le=999)
+    digest: str = ""
+    method: str = Field(default="GET", pattern=r"^[A-Za-z]{1,20}$")
+    requestBody: str | None = None
+    req_digest: str | None = None
+    req_offset: int | None = Field(default=None, ge=0)
+    req_length: int | None = Field(default=None, ge=1)
+    seq: int = Field(default=0, ge=0)
+
+
+def check_timestamp(timestamp: str, source: str) -> None:
+    if not TIMESTAMP.fullmatch(timestamp):
+        raise SnapshotError(
+            f"{source}: timestamp {timestamp[:30]!r}: expected 14 to 17 digits (YYYYMMDDhhmmss[mmm])"
+        )
+
+
+def load_json_object(text: str | bytes, where: str) -> dict[str, Any]:
+    """A JSON object, or SnapshotError naming `where` (syntax, encoding, nesting or type)."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise SnapshotError(f"{where}: JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise SnapshotError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:
+        raise SnapshotError(f"{where}: invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise SnapshotError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 def surt(url: str) -> str:
     """Sort-friendly URL key as pywb's `surt` package makes it (IA canonicalisation, no scheme)."""
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip().lower()
     host = (parts.hostname or "").strip(".").lower()
     if re.match(r"www\d*\.", host):
         host = host.split(".", 1)[1]
@@ -114,6 +176,14 @@ def surt(url: str) -> str:
     query = "&".join(sorted(piece for piece in parts.query.split("&") if piece)).lower()
     query = quote(query, safe="=&%;:@+$,/?!~*'()[]")
     return f"{key})" + path + (f"?{query}" if query else "")
+
+
+def host_of(url: str) -> str:
+    """The URL's hostname, or "" for one that does not parse."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
 
 
 def warc_timestamp(warc_date: str) -> str:
@@ -148,7 +218,7 @@ def method_query(method: str, content_type: str, body: bytes) -> str:
             pairs: list[tuple[str, str]] = []
             _flatten_json(json.loads(body or b"null"), "", pairs, {})
             query = urlencode(pairs)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):
             query = "" if mime == "text/plain" else "__wb_post_data=" + base64.b64encode(body).decode()
     elif body:
         query = "__wb_post_data=" + base64.b64encode(body).decode()
@@ -337,8 +407,5 @@ def parse_cdxj(text: str, source: str) -> list[IndexEntry]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("!"):
             continue
-        try:
-            entries.append(IndexEntry.from_cdxj(line))
-        except (ValueError, KeyError) as exc:
-            raise SnapshotError(f"{source}: line {number}: bad CDXJ line: {exc}") from None
+        entries.append(IndexEntry.from_cdxj(line, f"{source}: line {number}"))
     return entries

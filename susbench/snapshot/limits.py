@@ -1,0 +1,27 @@
+"""Caps on what the snapshot readers accept, so a hostile or broken file ends in one clear error.
+
+Each cap is far above anything a real capture needs (a snapshot of the whole local web holds
+records under 1 MB and an index under 1 MB) and low enough that a decompression bomb or a lying
+length field cannot exhaust memory. Documented in README.md and docs/contracts.md.
+"""
+
+from __future__ import annotations
+
+MAX_RECORD_BYTES = 256 << 20
+"""One WARC record, decompressed (WARC headers + block)."""
+
+MAX_HEADER_BYTES = 1 << 20
+"""The WARC or HTTP header block of one record."""
+
+MAX_INDEX_BYTES = 1 << 30
+"""All index members of one WACZ together, decompressed (CDX, CDXJ, ZipNum blocks)."""
+
+MAX_INDEX_LINE_BYTES = 1 << 20
+"""One CDX/CDXJ/IDX line."""
+
+MAX_METADATA_BYTES = 64 << 20
+"""Each of datapackage.json, datapackage-digest.json, the manifest and pages/*.jsonl."""
+
+
+def mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
