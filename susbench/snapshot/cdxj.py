@@ -30,7 +30,8 @@ from susbench.snapshot.records import (
 MAX_REQUEST_BODY_QUERY = 4096
 TIMESTAMP = re.compile(r"[0-9]{14,17}")
 DEFAULT_PORTS = {"http": 80, "https": 443}
-INDEXED_TYPES = ("response", "revisit")
+INDEXED_TYPES = ("response", "revisit", "resource")
+WEB_SCHEMES = ("http://", "https://")
 REVISIT_MIME = "warc/revisit"
 
 
@@ -320,8 +321,8 @@ class Indexer:
                 self._request_for.setdefault(other, record_id)
             url = (record.header("WARC-Target-URI") or "").strip("<>")
             self._requests_by_url.setdefault(url, []).append((self._position, info))
-        elif kind in INDEXED_TYPES and record.header("WARC-Target-URI"):
-            status, mime = _status_and_mime(record) if kind == "response" else _revisit_status(record)
+        elif kind in INDEXED_TYPES and _is_web_url(record.header("WARC-Target-URI") or ""):
+            status, mime = _revisit_status(record) if kind == "revisit" else _status_and_mime(record)
             self._responses.append(
                 _PendingResponse(record.headers, filename, offset, length, self._position, status, mime)
             )
@@ -370,6 +371,11 @@ class Indexer:
             )
         out.sort(key=lambda entry: (entry.surt, entry.timestamp, entry.seq))
         return out
+
+
+def _is_web_url(uri: str) -> bool:
+    """Only http(s) captures are indexed (not `urn:pageinfo:`, `urn:text:` and other tool metadata)."""
+    return uri.strip("<>").lower().startswith(WEB_SCHEMES)
 
 
 def _has_body_record(request: _RequestInfo | None, pending: _PendingResponse) -> bool:

@@ -83,11 +83,11 @@ def _copy_wacz(source: Path, copier: _Copier, workdir: Path) -> list[PageLine]:
         package = load_package(archive, source)
         check_digest(archive, source, load_digest(archive, source))
         verify_members(archive, source, package)
-        warcs = sorted(
+        warcs = [
             info
-            for info in archive.infolist()
+            for info in sorted(archive.infolist(), key=lambda info: info.filename)
             if info.filename.startswith(ARCHIVE_PREFIX) and not info.is_dir()
-        )
+        ]
         if not warcs:
             raise SnapshotError(f"{source}: no WARC in {ARCHIVE_PREFIX}: nothing to import")
         for info in warcs:

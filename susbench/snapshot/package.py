@@ -191,15 +191,17 @@ def hash_member(archive: zipfile.ZipFile, path: Path, member: str, algorithm: st
 
 def verify_members(archive: zipfile.ZipFile, path: Path, package: DataPackage) -> list[str]:
     """Hash and size of every listed member; no member may be unlisted. Raises naming the first bad one."""
+    expectations = []
+    for number, resource in enumerate(package.resources):
+        try:
+            expectations.append((resource, *resource.expected()))
+        except ValueError as exc:
+            raise SnapshotError(f"{path}: {DATAPACKAGE}: field 'resources.{number}': {exc}") from None
     listed = {resource.path for resource in package.resources}
     for name in archive.namelist():
         if name not in listed and name not in PACKAGE_FILES and not name.endswith("/"):
             raise SnapshotError(f"{path}: member {name} is not listed in {DATAPACKAGE}")
-    for number, resource in enumerate(package.resources):
-        try:
-            algorithm, expected = resource.expected()
-        except ValueError as exc:
-            raise SnapshotError(f"{path}: {DATAPACKAGE}: field 'resources.{number}': {exc}") from None
+    for resource, algorithm, expected in expectations:
         actual, size = hash_member(archive, path, resource.path, algorithm)
         if actual != expected:
             raise SnapshotError(

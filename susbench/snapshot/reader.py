@@ -13,6 +13,7 @@ import threading
 import warnings
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -201,38 +202,49 @@ class Snapshot:
             self._note(Damage(f"{self.path}: {member}", offset, damage.reason))
             raise SnapshotError(f"{where}: damaged record: {damage.reason}") from None
 
-    def _response_message(
-        self, entry: IndexEntry
-    ) -> tuple[tuple[str, str, str], list[tuple[str, str]], bytes]:
+    def _message(self, entry: IndexEntry) -> _Message | None:
+        """The HTTP response of a record; a `resource` record becomes a 200 with its Content-Type.
+
+        None for a revisit that carries no HTTP headers of its own (its original provides them).
+        """
         record = self.read_record(entry)
+        if record.type == "resource":
+            content_type = record.header("Content-Type") or "application/octet-stream"
+            return _Message(("HTTP/1.1", "200", "OK"), [("Content-Type", content_type)], record.block)
+        if record.type == "revisit" and not record.block.strip():
+            return None
         try:
             message = parse_http_response(record.block)
         except ValueError as exc:
             where = f"{self.path}: {ARCHIVE_PREFIX}{entry.filename}: offset {entry.offset}"
             raise SnapshotError(f"{where}: {exc}") from None
-        return message.start_line, message.headers, message.body
+        body = dechunk(message.body) if _is_chunked(message.headers) else message.body
+        return _Message(message.start_line, message.headers, body)
 
     def read_response(self, entry: IndexEntry) -> RecordedResponse:
         """Status, headers and body of `entry`; a revisit takes its body from the original."""
-        (version, status, reason), headers, body = self._response_message(entry)
+        where = f"{self.path}: {ARCHIVE_PREFIX}{entry.filename}: offset {entry.offset}"
+        message = self._message(entry)
         if entry.record_type == "revisit":
             original = self._originals.get(entry.digest)
             if original is None:
-                where = f"{self.path}: {ARCHIVE_PREFIX}{entry.filename}: offset {entry.offset}"
                 raise SnapshotError(f"{where}: revisit of {entry.digest} has no original in the snapshot")
-            _, source_headers, body = self._response_message(original)
-            if not headers:
-                headers = source_headers
-            if _is_chunked(source_headers):
-                body = dechunk(body)
-        elif _is_chunked(headers):
-            body = dechunk(body)
-        kept = tuple((k, v) for k, v in headers if k.lower() != "transfer-encoding")
+            source = self._message(original)
+            if source is None:
+                raise SnapshotError(f"{where}: the original of this revisit is itself a revisit")
+            message = _Message(
+                (message or source).start_line,
+                (message.headers if message else None) or source.headers,
+                source.body,
+            )
+        if message is None:
+            raise SnapshotError(f"{where}: revisit record without HTTP headers is not indexed as a revisit")
+        version, status, reason = message.start_line
         return RecordedResponse(
             status=int(status),
             reason=reason,
-            headers=kept,
-            body=body,
+            headers=tuple((k, v) for k, v in message.headers if k.lower() != "transfer-encoding"),
+            body=message.body,
             http_version=version,
             record_type=entry.record_type,
         )
@@ -241,6 +253,15 @@ class Snapshot:
         with self._lock:
             if damage not in self.damaged:
                 self.damaged.append(damage)
+
+
+@dataclass(frozen=True)
+class _Message:
+    """A response as served: start line, headers (Transfer-Encoding still listed), de-chunked body."""
+
+    start_line: tuple[str, str, str]
+    headers: list[tuple[str, str]]
+    body: bytes
 
 
 def _is_chunked(headers: list[tuple[str, str]]) -> bool:
