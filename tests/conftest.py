@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fixtures.snapshot",
     "tests.fixtures.extension",
     "tests.fixtures.shared",
+    "tests.fixtures.wacz_tools",
 ]
