@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 from urllib.parse import quote, unquote_plus, urlencode, urlsplit
 
@@ -20,7 +20,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from susbench.errors import SnapshotError
 from susbench.loading import describe_validation_error
 from susbench.models import Frozen
+from susbench.snapshot.limits import MAX_NAME_CHARS
 from susbench.snapshot.records import (
+    Damage,
     WarcRecord,
     decoded_body,
     parse_http_request,
@@ -35,24 +37,35 @@ WEB_SCHEMES = ("http://", "https://")
 REVISIT_MIME = "warc/revisit"
 
 
+Url = Annotated[str, Field(min_length=1)]
+FileName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+Digest = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Method = Annotated[str, Field(pattern=r"^[A-Za-z]{1,20}$")]
+Status = Annotated[int, Field(ge=0, le=999)]
+Offset = Annotated[int, Field(ge=0)]
+Length = Annotated[int, Field(ge=1)]
+"""Constraints shared by what we write (IndexEntry) and what we read (CdxjBlock), so an index we
+write can always be read back."""
+
+
 class IndexEntry(Frozen):
     """One CDXJ line: where a response (or revisit) record lives and what it answers."""
 
     surt: str
-    timestamp: str = Field(pattern=r"^\d{14,17}$", description="14 digits, or up to 17 with milliseconds")
-    url: str
-    method: str = "GET"
-    status: int | None = None
+    timestamp: str = Field(pattern=r"^[0-9]{14,17}$", description="14 digits, or up to 17 with milliseconds")
+    url: Url
+    method: Method = "GET"
+    status: Status | None = None
     mime: str = ""
-    digest: str = ""
+    digest: Digest = ""
     request_body: str | None = Field(default=None, description="pywb's `requestBody` (may be truncated)")
-    req_digest: str | None = Field(default=None, description="sha256 hex of the whole request body")
-    req_offset: int | None = Field(default=None, ge=0, description="the request record (non-GET only)")
-    req_length: int | None = Field(default=None, ge=0)
+    req_digest: Digest | None = Field(default=None, description="sha256 hex of the whole request body")
+    req_offset: Offset | None = Field(default=None, description="the request record (non-GET only)")
+    req_length: Length | None = None
     seq: int = Field(ge=0, description="capture order")
-    filename: str
-    offset: int = Field(ge=0)
-    length: int = Field(ge=0)
+    filename: FileName
+    offset: Offset
+    length: Length
     record_type: Literal["response", "revisit"] = "response"
 
     def to_cdxj(self) -> str:
@@ -118,18 +131,18 @@ class CdxjBlock(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    url: str = Field(min_length=1)
-    filename: str = Field(min_length=1)
-    offset: int = Field(ge=0)
-    length: int = Field(ge=1)
+    url: Url
+    filename: FileName
+    offset: Offset
+    length: Length
     mime: str = ""
-    status: Annotated[int | None, BeforeValidator(_no_status)] = Field(default=None, ge=0, le=999)
-    digest: str = ""
-    method: str = Field(default="GET", pattern=r"^[A-Za-z]{1,20}$")
+    status: Annotated[Status | None, BeforeValidator(_no_status)] = None
+    digest: Digest = ""
+    method: Method = "GET"
     requestBody: str | None = None
-    req_digest: str | None = None
-    req_offset: int | None = Field(default=None, ge=0)
-    req_length: int | None = Field(default=None, ge=1)
+    req_digest: Digest | None = None
+    req_offset: Offset | None = None
+    req_length: Length | None = None
     seq: int = Field(default=0, ge=0)
 
 
@@ -189,7 +202,7 @@ def host_of(url: str) -> str:
 
 def warc_timestamp(warc_date: str) -> str:
     """`2026-11-29T10:00:00.123456Z` -> `20261129100000`."""
-    digits = "".join(ch for ch in warc_date.split(".")[0] if ch.isdigit())
+    digits = "".join(ch for ch in warc_date.split(".")[0] if "0" <= ch <= "9")
     return (digits + "00000000000000")[:14]
 
 
@@ -281,6 +294,7 @@ def _request_info(record: WarcRecord, filename: str, offset: int, length: int) -
 @dataclass(frozen=True)
 class _PendingResponse:
     headers: list[tuple[str, str]]
+    origin: Damage
     filename: str
     offset: int
     length: int
@@ -301,14 +315,19 @@ class Indexer:
     """
 
     def __init__(self) -> None:
+        self.damaged: list[Damage] = []
+        """Records copied but not indexed: a field no index holds (a 5 KB digest, a 30-letter method)."""
         self._responses: list[_PendingResponse] = []
         self._requests_by_id: dict[str, _RequestInfo] = {}
         self._request_for: dict[str, str] = {}
         self._requests_by_url: dict[str, list[tuple[int, _RequestInfo]]] = {}
         self._position = 0
 
-    def add(self, record: WarcRecord, filename: str, offset: int, length: int) -> None:
-        """Feed one record stored at `offset`/`length` of archive member `filename`."""
+    def add(self, record: WarcRecord, filename: str, offset: int, length: int, source: str = "") -> None:
+        """Feed one record stored at `offset`/`length` of archive member `filename`.
+
+        `source` names the file the record was read from (record.offset is its offset there).
+        """
         self._position += 1
         kind = record.type
         if kind == "request":
@@ -323,8 +342,11 @@ class Indexer:
             self._requests_by_url.setdefault(url, []).append((self._position, info))
         elif kind in INDEXED_TYPES and _is_web_url(record.header("WARC-Target-URI") or ""):
             status, mime = _revisit_status(record) if kind == "revisit" else _status_and_mime(record)
+            origin = Damage(source or filename, record.offset, "")
             self._responses.append(
-                _PendingResponse(record.headers, filename, offset, length, self._position, status, mime)
+                _PendingResponse(
+                    record.headers, origin, filename, offset, length, self._position, status, mime
+                )
             )
 
     def _request_of(self, pending: _PendingResponse) -> _RequestInfo | None:
@@ -349,8 +371,8 @@ class Indexer:
             key_url = url
             if request is not None and request.body_query is not None:
                 key_url = url + ("&" if "?" in url else "?") + request.body_query
-            out.append(
-                IndexEntry(
+            try:
+                entry = IndexEntry(
                     surt=surt(key_url),
                     timestamp=warc_timestamp(pending.header("WARC-Date")),
                     url=url,
@@ -368,7 +390,11 @@ class Indexer:
                     length=pending.length,
                     record_type="revisit" if is_revisit else "response",
                 )
-            )
+            except ValidationError as exc:
+                reason = describe_validation_error("not indexed", exc).replace("\n", "; ")
+                self.damaged.append(replace(pending.origin, reason=reason))
+                continue
+            out.append(entry)
         out.sort(key=lambda entry: (entry.surt, entry.timestamp, entry.seq))
         return out
 

@@ -68,13 +68,17 @@ class _Copier:
             member = gzip.compress(item.raw, compresslevel=6, mtime=0)
             offset = self.target.tell()
             self.target.write(member)
-            self.indexer.add(item, self.filename, offset, len(member))
+            self.indexer.add(item, self.filename, offset, len(member), source=label)
             when = parse_when(item.header("WARC-Date")) if item.type in ("response", "revisit") else None
             if when is not None:
                 self.dates.append(when)
         if good == 0:
-            problem = f": {self.damaged[-1].reason}" if self.damaged else ""
-            raise SnapshotError(f"{label}: no readable WARC record{problem}")
+            problem = (
+                f" (offset {self.damaged[-1].offset}: {self.damaged[-1].reason})" if self.damaged else ""
+            )
+            raise SnapshotError(
+                f"{label}: no readable WARC record; expected WARC/1.0 or 1.1 records{problem}"
+            )
 
 
 def _copy_wacz(source: Path, copier: _Copier, workdir: Path) -> list[PageLine]:
@@ -130,11 +134,14 @@ def import_warc(
                 else:
                     copier.copy(str(source), scan_warc(source))
         entries = copier.indexer.entries()
+        for damage in copier.indexer.damaged:
+            copier.damaged.append(damage)
+            on_damage(damage)
         manifest = _manifest(out, snapshot_id, entries, copier, pages, sources)
         return write_wacz(out, warc, manifest, entries)
 
 
-def _guessed_pages(entries: list[IndexEntry]) -> list[PageCapture]:
+def _guessed_pages(entries: list[IndexEntry], start: datetime) -> list[PageCapture]:
     """Without a pages list, the pages are the HTML 200 GET responses, in capture order."""
     pages: list[PageCapture] = []
     seen: set[str] = set()
@@ -146,7 +153,8 @@ def _guessed_pages(entries: list[IndexEntry]) -> list[PageCapture]:
             and entry.url not in seen
         ):
             seen.add(entry.url)
-            pages.append(PageCapture(url=entry.url, captured_at=capture_time(entry.timestamp), requests=0))
+            when = capture_time(entry.timestamp) or start
+            pages.append(PageCapture(url=entry.url, captured_at=when, requests=0))
     return pages
 
 
@@ -172,7 +180,7 @@ def _manifest(
 ) -> SnapshotManifest:
     """The clock seed is the earliest capture time; pages come from the sources' lists when they have one."""
     start = min(copier.dates, default=None) or datetime.now(UTC)
-    captures = _listed_pages(pages, start) if pages else _guessed_pages(entries)
+    captures = _listed_pages(pages, start) if pages else _guessed_pages(entries, start)
     return SnapshotManifest(
         id=snapshot_id or out.stem,
         created_at=start,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from susbench.errors import SnapshotError
 from susbench.snapshot.cdxj import IndexEntry, check_timestamp, load_json_object, surt
-from susbench.snapshot.limits import MAX_INDEX_BYTES, MAX_INDEX_LINE_BYTES, mib
+from susbench.snapshot.limits import MAX_INDEX_BYTES, MAX_INDEX_LINE_BYTES, MAX_NAME_CHARS, mib, shown
 from susbench.snapshot.package import read_member
 
 INDEX_PREFIX = "indexes/"
@@ -132,6 +132,9 @@ def _from_cdx(fields: list[str], legend: list[str], where: str) -> IndexEntry:
             f"{where}: CDX field(s) {', '.join(missing)} missing: the record cannot be located"
         )
     check_timestamp(row["b"], where)
+    for letter in ("g", "k"):
+        if len(row.get(letter, "")) > MAX_NAME_CHARS:
+            raise SnapshotError(f"{where}: CDX field {letter}: expected at most {MAX_NAME_CHARS} characters")
     numbers: dict[str, int] = {}
     for letter, name in (("S", "length"), ("V", "offset"), ("s", "status")):
         text = row.get(letter, "-")
@@ -196,9 +199,9 @@ def _read_zipnum(
             meta = load_json_object(line[line.find("{") :], where)
             if meta.get("format", IDX_FORMAT) != IDX_FORMAT:
                 raise SnapshotError(
-                    f"{where}: field 'format': expected {IDX_FORMAT!r}, got {meta.get('format')!r}"
+                    f"{where}: field 'format': expected {IDX_FORMAT!r}, got {shown(meta.get('format'))}"
                 )
-            default_file = str(meta.get("filename") or default_file)
+            default_file = _index_file(str(meta.get("filename") or default_file), where)
             continue
         filename, offset, length, digest = _idx_block(line, where, default_file)
         member = folder + filename
@@ -243,8 +246,13 @@ def _idx_block(line: str, where: str, default_file: str) -> tuple[str, int, int,
         if not text.isascii() or not text.isdigit() or len(text) > 18:
             raise SnapshotError(f"{where}: field '{name}': expected a number, got {text[:30]!r}")
         numbers.append(int(text))
-    if "/" in filename or filename in ("", ".", ".."):
+    return _index_file(filename, where), numbers[0], numbers[1], digest
+
+
+def _index_file(filename: str, where: str) -> str:
+    """A ZipNum block file named by an `.idx`: a plain name in indexes/, not a path."""
+    if "/" in filename or filename in ("", ".", "..") or len(filename) > MAX_NAME_CHARS:
         raise SnapshotError(
-            f"{where}: field 'filename': expected a file name in indexes/, got {filename[:60]!r}"
+            f"{where}: field 'filename': expected a file name in indexes/, got {shown(filename)}"
         )
-    return filename, numbers[0], numbers[1], digest
+    return filename

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from susbench.errors import SnapshotError
 from susbench.loading import describe_validation_error
 from susbench.snapshot.cdxj import load_json_object
-from susbench.snapshot.limits import MAX_METADATA_BYTES, mib
+from susbench.snapshot.limits import MAX_METADATA_BYTES, MAX_NAME_CHARS, mib, shown
 
 DATAPACKAGE = "datapackage.json"
 DATAPACKAGE_DIGEST = "datapackage-digest.json"
@@ -61,7 +61,7 @@ class ResourceStats(Tolerant):
 
 
 class PackageResource(Tolerant):
-    path: str = Field(min_length=1)
+    path: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     hash: str | None = None
     bytes: int | None = Field(default=None, ge=0)
     stats: ResourceStats | None = None
@@ -79,7 +79,9 @@ class PackageResource(Tolerant):
             raise ValueError("no 'hash'")
         algorithm = algorithm.lower().replace("-", "")
         if algorithm not in HASH_ALGORITHMS:
-            raise ValueError(f"hash algorithm {algorithm!r}: expected one of {', '.join(HASH_ALGORITHMS)}")
+            raise ValueError(
+                f"hash algorithm {shown(algorithm)}: expected one of {', '.join(HASH_ALGORITHMS)}"
+            )
         return algorithm, value.lower()
 
     @property
@@ -131,9 +133,16 @@ def open_zip(path: Path) -> zipfile.ZipFile:
     if not path.is_file():
         raise SnapshotError(f"{path}: no such snapshot file")
     try:
-        return zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(path)
     except ZIP_ERRORS as exc:
         raise SnapshotError(f"{path}: not a WACZ (zip) file: {exc}") from None
+    for name in archive.namelist():
+        if len(name) > MAX_NAME_CHARS:
+            archive.close()
+            raise SnapshotError(
+                f"{path}: a member name of {len(name)} characters (expected at most {MAX_NAME_CHARS})"
+            )
+    return archive
 
 
 def read_member(archive: zipfile.ZipFile, path: Path, member: str, cap: int = MAX_METADATA_BYTES) -> bytes:
@@ -221,7 +230,7 @@ def check_digest(archive: zipfile.ZipFile, path: Path, digest: PackageDigest | N
         return
     where = f"{path}: {DATAPACKAGE_DIGEST}"
     if digest.path != DATAPACKAGE:
-        raise SnapshotError(f"{where}: field 'path': expected {DATAPACKAGE!r}, got {digest.path!r}")
+        raise SnapshotError(f"{where}: field 'path': expected {DATAPACKAGE!r}, got {shown(digest.path)}")
     algorithm, _, expected = digest.hash.partition(":")
     if algorithm not in HASH_ALGORITHMS or not expected:
         raise SnapshotError(f"{where}: field 'hash': expected '<algorithm>:<hex>', got {digest.hash[:40]!r}")

@@ -270,7 +270,10 @@ def _is_chunked(headers: list[tuple[str, str]]) -> bool:
 
 def data_offset(fd: int, info: zipfile.ZipInfo, path: Path) -> int:
     """Where a stored member's bytes start in the zip file (after its local header)."""
-    header = os.pread(fd, _LOCAL_HEADER.size, info.header_offset)
+    try:
+        header = os.pread(fd, _LOCAL_HEADER.size, info.header_offset)
+    except (OSError, OverflowError):
+        header = b""
     if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
         raise SnapshotError(f"{path}: member {info.filename}: bad local zip header")
     fields = _LOCAL_HEADER.unpack(header)
@@ -294,16 +297,20 @@ def load_manifest(archive: zipfile.ZipFile, path: Path) -> SnapshotManifest | No
     return None
 
 
-def capture_time(timestamp: str) -> datetime:
-    return datetime.strptime(timestamp[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+def capture_time(timestamp: str) -> datetime | None:
+    """A CDX timestamp as a time; None for digits that are no date (month 00, ...)."""
+    try:
+        return datetime.strptime(timestamp[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
 
 
 def foreign_manifest(
     path: Path, package: DataPackage, pages: list[PageLine], entries: list[IndexEntry]
 ) -> SnapshotManifest:
     """A manifest for another tool's WACZ: clock from its earliest capture, pages from pages.jsonl."""
-    start = min((capture_time(entry.timestamp) for entry in entries), default=None)
-    start = start or parse_when(package.created) or EPOCH
+    times = [when for entry in entries if (when := capture_time(entry.timestamp)) is not None]
+    start = min(times, default=None) or parse_when(package.created) or EPOCH
     captures = tuple(
         PageCapture(url=page.url, title=page.title or "", captured_at=parse_when(page.ts) or start)
         for page in pages
@@ -332,5 +339,6 @@ def _rebuild_index(path: Path, members: dict[str, tuple[int, int]]) -> tuple[lis
             if isinstance(item, Damage):
                 damaged.append(Damage(f"{path}: {member}", item.offset, item.reason))
             else:
-                indexer.add(item, filename, item.offset, item.length)
-    return indexer.entries(), damaged
+                indexer.add(item, filename, item.offset, item.length, source=f"{path}: {member}")
+    entries = indexer.entries()
+    return entries, damaged + indexer.damaged

@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from susbench import __version__
 from susbench.errors import SnapshotError, SusbenchError
 from susbench.models import Frozen
+from susbench.snapshot.limits import shown
 from susbench.snapshot.package import (
     DATAPACKAGE,
     DATAPACKAGE_DIGEST,
@@ -228,7 +229,7 @@ def _check_domain(signed: SignedData, signature: bytes, message: bytes, where: s
     ]
     if domain not in names:
         return SignatureCheck(
-            signer=domain, algorithm="", problem=f"{where}: domainCert is not for {domain!r}"
+            signer=domain, algorithm="", problem=f"{where}: domainCert is not for {shown(domain)}"
         )
     if not isinstance(key, ec.EllipticCurvePublicKey):
         return SignatureCheck(signer=domain, algorithm="", problem=f"{where}: domainCert key is not ECDSA")

@@ -33,8 +33,11 @@ WARCIO_ERRORS: tuple[type[BaseException], ...] = (
     StatusAndHeadersParserException,
     IndexError,
     KeyError,
+    AttributeError,
+    TypeError,
 )
-"""What warcio raises on damaged records besides its own error (it parses headers loosely)."""
+"""What warcio raises on damaged records besides its own error: it parses headers loosely, and some
+damage reaches a missing header it then dereferences (AttributeError on None)."""
 
 
 class VerifyReport(Frozen):

@@ -53,8 +53,9 @@ def index_warc(path: Path, filename: str | None = None) -> tuple[list[IndexEntry
         if isinstance(item, Damage):
             damaged.append(item)
         else:
-            indexer.add(item, name, item.offset, item.length)
-    return indexer.entries(), damaged
+            indexer.add(item, name, item.offset, item.length, source=str(path))
+    entries = indexer.entries()
+    return entries, damaged + indexer.damaged
 
 
 def pages_jsonl(manifest: SnapshotManifest) -> bytes:
@@ -78,13 +79,28 @@ def manifest_json(manifest: SnapshotManifest) -> bytes:
     return manifest.model_dump_json(indent=2).encode()
 
 
-def store(archive: zipfile.ZipFile, name: str, source: Source) -> dict[str, object]:
-    """Write one member uncompressed (streamed unless it is bytes) and return its datapackage resource."""
+def store(archive: zipfile.ZipFile, name: str, source: Source, size: int | None = None) -> dict[str, object]:
+    """Write one member uncompressed (streamed unless it is bytes) and return its datapackage resource.
+
+    The size is given to zipfile up front (`size` for a stream), so only a member over 4 GiB gets
+    ZIP64 fields, in its local header and the central directory alike: ReplayWeb.page's zip reader
+    (wabac.js) takes a member's data to start right after a local header without extra fields
+    whenever the central directory entry has none.
+    """
     digest = hashlib.sha256()
-    size = 0
     info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
     info.compress_type = zipfile.ZIP_STORED
-    with archive.open(info, "w", force_zip64=True) as target:
+    if isinstance(source, bytes):
+        info.file_size = len(source)
+    elif isinstance(source, Path):
+        info.file_size = source.stat().st_size
+    elif size is not None:
+        info.file_size = size
+    else:
+        raise ValueError(f"{name}: a stream needs its size")
+    expected = info.file_size
+    size = 0
+    with archive.open(info, "w") as target:
         if isinstance(source, bytes):
             target.write(source)
             digest.update(source)
@@ -99,6 +115,10 @@ def store(archive: zipfile.ZipFile, name: str, source: Source) -> dict[str, obje
             finally:
                 if isinstance(source, Path):
                     handle.close()
+    if size != expected:
+        raise SnapshotError(
+            f"{name}: {size} bytes written, {expected} expected (the source changed while copied)"
+        )
     return {"name": Path(name).name, "path": name, "hash": f"sha256:{digest.hexdigest()}", "bytes": size}
 
 
@@ -175,7 +195,7 @@ def replace_members(source: Path, out: Path, replacements: Mapping[str, bytes | 
                     store(new, name, content)
                 continue
             with old.open(name) as handle:
-                store(new, name, handle)
+                store(new, name, handle, old.getinfo(name).file_size)
         for name, content in replacements.items():
             if name not in names and content is not None:
                 store(new, name, content)
