@@ -1,7 +1,7 @@
 """Load user-written YAML/JSON files into models, with errors that name file and field.
 
 Files are capped (size, nesting, and the size YAML aliases expand to), so a hostile or broken
-file ends in one InputError instead of a hang or a traceback.
+file ends in one InputError instead of a hang, a memory blow-up or a traceback.
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ MAX_DATA_FILE_BYTES = 4 << 20
 MAX_DATA_NODES = 100_000
 """Values in one file once YAML aliases are expanded (a "billion laughs" file stops here)."""
 MAX_DATA_DEPTH = 64
-"""Nesting of mappings and lists in one file."""
+"""Nesting of mappings and lists in one YAML file (JSON stops at the interpreter's recursion limit)."""
 MAX_SHOWN = 80
+MAX_PROBLEM = 300
+"""How much of a bad value, and of a validator's own explanation, a message quotes."""
 
 
-def _shorten(text: str) -> str:
-    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+def _shorten(text: str, limit: int = MAX_SHOWN) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def describe_validation_error(source: str, error: ValidationError) -> str:
@@ -37,7 +39,7 @@ def describe_validation_error(source: str, error: ValidationError) -> str:
         location = _shorten(".".join(str(part) for part in problem["loc"])) or "(top level)"
         given = problem.get("input")
         shown = _shorten(repr(given)) if not isinstance(given, dict | list) else type(given).__name__
-        lines.append(f"{source}: field '{location}': {problem['msg']} (got {shown})")
+        lines.append(f"{source}: field '{location}': {_shorten(problem['msg'], MAX_PROBLEM)} (got {shown})")
     return "\n".join(lines)
 
 
@@ -52,31 +54,36 @@ def _line_of(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + 1
 
 
-def _check_shape(path: Path, data: object) -> None:
-    """Refuse nesting deeper than MAX_DATA_DEPTH and more than MAX_DATA_NODES values after aliases."""
-    sizes: dict[int, int] = {}
-
-    def size(value: object, depth: int) -> int:
-        if not isinstance(value, dict | list):
-            return 1
-        known = sizes.get(id(value))
-        if known is not None:
-            if known < 0:
-                raise InputError(f"{path}: a YAML alias refers to the value containing it")
-            return known
-        if depth > MAX_DATA_DEPTH:
-            raise InputError(f"{path}: nested more than {MAX_DATA_DEPTH} levels deep")
-        sizes[id(value)] = -1
-        children = [*value.keys(), *value.values()] if isinstance(value, dict) else value
-        total = 1
-        for child in children:
-            total += size(child, depth + 1)
-            if total > MAX_DATA_NODES:
-                raise InputError(f"{path}: more than {MAX_DATA_NODES} values (after expanding YAML aliases)")
-        sizes[id(value)] = total
-        return total
-
-    size(data, 0)
+def _check_yaml_shape(path: Path, text: str) -> None:
+    """Walk the YAML event stream (no recursion): refuse deep nesting and alias bombs before building."""
+    counted = 0
+    open_nodes: list[tuple[str | None, int]] = []
+    sizes: dict[str, int] = {}
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        line = f"line {event.start_mark.line + 1}" if event.start_mark else "(end)"
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(open_nodes) >= MAX_DATA_DEPTH:
+                raise InputError(f"{path}: {line}: nested more than {MAX_DATA_DEPTH} levels deep")
+            open_nodes.append((event.anchor, counted))
+            counted += 1
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, before = open_nodes.pop()
+            if anchor is not None:
+                sizes[anchor] = counted - before
+        elif isinstance(event, yaml.ScalarEvent):
+            counted += 1
+            if event.anchor is not None:
+                sizes[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in sizes:
+                raise InputError(
+                    f"{path}: {line}: alias *{event.anchor} is undefined or refers to its own node"
+                )
+            counted += sizes[event.anchor]
+        if counted > MAX_DATA_NODES:
+            raise InputError(
+                f"{path}: {line}: more than {MAX_DATA_NODES} values (after expanding YAML aliases)"
+            )
 
 
 def read_data_file(path: Path) -> object:
@@ -91,7 +98,10 @@ def read_data_file(path: Path) -> object:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: line {_line_of(raw, exc.start)}: expected UTF-8 text") from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        if path.suffix == ".json":
+            return json.loads(text)
+        _check_yaml_shape(path, text)
+        return yaml.safe_load(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
     except yaml.YAMLError as exc:
@@ -103,8 +113,6 @@ def read_data_file(path: Path) -> object:
         raise InputError(f"{path}: nested more than {MAX_DATA_DEPTH} levels deep") from None
     except ValueError as exc:
         raise InputError(f"{path}: invalid value: {_shorten(str(exc))}") from None
-    _check_shape(path, data)
-    return data
 
 
 def validate_data(source: str, data: object, model: type[ModelT]) -> ModelT:

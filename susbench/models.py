@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from susbench.urlpattern import url_matches
+
 SCHEMA_VERSION = "1"
 
 PatternType = Literal[
@@ -206,10 +208,8 @@ class PageMatch(Frozen):
 
     @model_validator(mode="after")
     def _example_matches(self) -> PageMatch:
-        if self.example is not None:
-            plain = self.example.split("#", 1)[0].split("://", 1)[-1]
-            if not fnmatch.fnmatchcase(plain.lower(), self.url.lower()):
-                raise ValueError(f"example {self.example!r} does not match url {self.url!r}")
+        if self.example is not None and not url_matches(self.url, self.example):
+            raise ValueError(f"example {self.example[:80]!r} does not match url {self.url[:80]!r}")
         return self
 
 
