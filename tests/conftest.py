@@ -7,4 +7,6 @@ pytest_plugins = [
     "tests.fixtures.extension",
     "tests.fixtures.shared",
     "tests.fixtures.wacz_tools",
+    "tests.fixtures.fuzzing",
+    "tests.fixtures.replaywebpage",
 ]
