@@ -7,6 +7,7 @@ own virtualenv (tests/fixtures/wacz_tools.py) to validate our output and to inde
 from __future__ import annotations
 
 import json
+import time
 import zipfile
 from pathlib import Path
 
@@ -15,13 +16,16 @@ from playwright.sync_api import Playwright
 from warcio.archiveiterator import ArchiveIterator
 
 from replayer.check import check_snapshot
+from susbench.browser import BrowserProfile, LocalBackend
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot, generate_key, import_warc, index_warc, sign_snapshot, verify_snapshot
 from susbench.snapshot.indexes import parse_index_text
 from susbench.snapshot.wacz import MANIFEST_MEMBER, digest_json, upgrade_layout
+from tests.fixtures.replaywebpage import replaywebpage_site
 from tests.fixtures.wacz_tools import WaczTools
 
 DATA = Path(__file__).parent / "data" / "wacz"
+RWP_TIMEOUT_S = 90
 FOREIGN = {
     # file: (indexed captures, WARCs in archive/, first page, its title)
     "archiveweb-page.wacz": (14, 1, "https://webrecorder.net/", "Webrecorder"),
@@ -212,6 +216,53 @@ def test_old_layout_opens_fails_the_validator_and_upgrades(
 def test_recorded_snapshot_passes_wacz_validate(recorded_snapshot: Path, wacz_tools: WaczTools) -> None:
     result = wacz_tools.validate(recorded_snapshot)
     assert result.returncode == 0 and "Validation succeeded" in result.stdout, result.stdout
+
+
+def _with_zip64_local_headers(source: Path, out: Path) -> Path:
+    """`source` as we wrote it before: ZIP64 extra fields in every local header, none in the directory."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as new:
+        for info in old.infolist():
+            with new.open(zipfile.ZipInfo(info.filename, info.date_time), "w", force_zip64=True) as target:
+                target.write(old.read(info))
+    return out
+
+
+def _replaywebpage_shows(playwright: Playwright, rwp: Path, wacz: Path, url: str, text: str) -> str:
+    """Load `wacz` in ReplayWeb.page in Chromium; "replayed" once `text` shows in the archived page."""
+    profile = BrowserProfile(block_service_workers=False)
+    with replaywebpage_site(rwp, wacz, url) as embed, LocalBackend(playwright).launch(profile) as session:
+        page = session.context.new_page()
+        page.goto(embed)
+        app = page.frame_locator("replay-web-page iframe")
+        archived = app.frame_locator("iframe").first.get_by_text(text).first
+        failed = app.get_by_text("Loading Error").first
+        deadline = time.monotonic() + RWP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if archived.is_visible():
+                return "replayed"
+            if failed.is_visible():
+                return failed.inner_text()
+            page.wait_for_timeout(500)
+        return "neither the page nor an error appeared"
+
+
+@pytest.mark.e2e
+def test_replaywebpage_replays_our_signed_wacz(
+    recorded_snapshot: Path, replaywebpage: Path, web_playwright: Playwright, tmp_path: Path
+) -> None:
+    """ReplayWeb.page (wabac.js) loads what our recorder writes, signed with our Ed25519 key."""
+    key, _ = generate_key(tmp_path / "signer.key")
+    signed = sign_snapshot(recorded_snapshot, key, tmp_path / "signed.wacz")
+    assert signed.algorithm == "Ed25519"
+    shown = _replaywebpage_shows(
+        web_playwright, replaywebpage, tmp_path / "signed.wacz", "https://pizzapalace.test/", "Pizza Palace"
+    )
+    assert shown == "replayed"
+    legacy = _with_zip64_local_headers(tmp_path / "signed.wacz", tmp_path / "zip64.wacz")
+    shown = _replaywebpage_shows(
+        web_playwright, replaywebpage, legacy, "https://pizzapalace.test/", "Pizza Palace"
+    )
+    assert "Loading Error" in shown, "the zip64 control should fail: the test would not see a broken WACZ"
 
 
 @pytest.mark.e2e
