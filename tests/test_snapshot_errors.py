@@ -7,9 +7,6 @@ pydantic error-page URL in messages.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,19 +14,11 @@ import pytest
 from susbench.errors import SnapshotError
 from susbench.snapshot import Snapshot, import_warc
 from susbench.snapshot.wacz import MANIFEST_MEMBER, digest_json, replace_members
+from tests.fixtures.cli import run_cli
 from tests.fixtures.wacz_edit import edit_member
 
 DATA = Path(__file__).parent / "data" / "wacz"
 LEAKS = ("pydantic", "Traceback", "For further information")
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """The real command line, wide enough that rich does not wrap messages."""
-    code = "from susbench.cli import main; main()"
-    env = {**os.environ, "COLUMNS": "500"}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=env
-    )
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +60,7 @@ def test_bad_manifest_names_member_and_field(
 def test_manifest_that_is_not_json_is_one_red_line_on_the_command_line(ours: Path, tmp_path: Path) -> None:
     bad = edit_member(ours, tmp_path / "bad.wacz", MANIFEST_MEMBER, b'{"id": "x",')
     message = _refused(bad, MANIFEST_MEMBER, "Invalid JSON")
-    result = _cli("snapshot", "info", str(bad))
+    result = run_cli("snapshot", "info", str(bad))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == f"error: {message}\n"
 
@@ -156,14 +145,14 @@ def test_index_pointing_past_the_warc_is_refused_on_read(ours: Path, tmp_path: P
 
 def test_finding_17_digit_timestamps_are_read() -> None:
     """ArchiveWeb.page's CDXJ (17-digit timestamps) used to fail on line 1 of indexes/index.cdx."""
-    result = _cli("snapshot", "info", str(DATA / "archiveweb-page.wacz"))
+    result = run_cli("snapshot", "info", str(DATA / "archiveweb-page.wacz"))
     assert result.returncode == 0, result.stderr
     assert "webrecorder.net" in result.stdout
 
 
 def test_finding_import_reads_the_archive_inside_a_wacz(tmp_path: Path) -> None:
     """`snapshot import X.wacz` used to say "bad record header" (it read the zip as a WARC)."""
-    result = _cli(
+    result = run_cli(
         "snapshot", "import", str(DATA / "browsertrix-signed.wacz"), "--out", str(tmp_path / "o.wacz")
     )
     assert result.returncode == 0, result.stderr
@@ -172,7 +161,7 @@ def test_finding_import_reads_the_archive_inside_a_wacz(tmp_path: Path) -> None:
 
 def test_finding_no_pydantic_url_in_any_message(tmp_path: Path) -> None:
     """Command-line values refused by a model used to print pydantic's error page URL."""
-    result = _cli("replay", "serve", str(DATA / "pywacz-1.0.wacz"), "--resolve", "a.test=127.0.0.1:99999")
+    result = run_cli("replay", "serve", str(DATA / "pywacz-1.0.wacz"), "--resolve", "a.test=127.0.0.1:99999")
     assert result.returncode == 2
     assert "--resolve: field 'target_port': Input should be less than or equal to 65535" in result.stderr
     for leak in LEAKS:

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import stat
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -18,17 +15,10 @@ from susbench.errors import SusbenchError
 from susbench.snapshot import generate_key, import_warc, sign_snapshot, verify_snapshot
 from susbench.snapshot.signing import load_public_key
 from susbench.snapshot.wacz import INDEX_MEMBER, MANIFEST_MEMBER, digest_json, replace_members
+from tests.fixtures.cli import run_cli
 from tests.fixtures.wacz_edit import edit_member
 
 DATA = Path(__file__).parent / "data" / "wacz"
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    code = "from susbench.cli import main; main()"
-    env = {**os.environ, "COLUMNS": "500"}
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, env=env
-    )
 
 
 @pytest.fixture(scope="module")
@@ -141,15 +131,15 @@ def test_member_added_after_signing_is_named(signed: Path, keys: tuple[Path, Pat
 def test_cli_keygen_sign_verify(tmp_path: Path) -> None:
     snapshot = import_warc([DATA / "browsertrix-signed.wacz"], tmp_path / "s.wacz")
     key = tmp_path / "k" / "signer.key"
-    assert _cli("snapshot", "keygen", "--out", str(key)).returncode == 0
+    assert run_cli("snapshot", "keygen", "--out", str(key)).returncode == 0
     signed = tmp_path / "signed.wacz"
-    made = _cli("snapshot", "sign", str(snapshot), "--key", str(key), "--out", str(signed))
+    made = run_cli("snapshot", "sign", str(snapshot), "--key", str(key), "--out", str(signed))
     assert made.returncode == 0, made.stderr
-    checked = _cli("snapshot", "verify", str(signed), "--pubkey", f"{key}.pub")
+    checked = run_cli("snapshot", "verify", str(signed), "--pubkey", f"{key}.pub")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "signed (Ed25519)" in checked.stdout and "the key given" in checked.stdout
-    unsigned = _cli("snapshot", "verify", str(snapshot), "--pubkey", f"{key}.pub")
+    unsigned = run_cli("snapshot", "verify", str(snapshot), "--pubkey", f"{key}.pub")
     assert unsigned.returncode == 2 and "not signed" in unsigned.stdout
-    wrong = _cli("snapshot", "sign", str(snapshot), "--key", f"{key}.pub")
+    wrong = run_cli("snapshot", "sign", str(snapshot), "--key", f"{key}.pub")
     assert wrong.returncode == 2 and "expected an unencrypted PEM private key" in wrong.stderr
     assert "Traceback" not in wrong.stderr
