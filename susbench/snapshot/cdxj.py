@@ -340,7 +340,7 @@ class Indexer:
                 self._request_for.setdefault(other, record_id)
             url = (record.header("WARC-Target-URI") or "").strip("<>")
             self._requests_by_url.setdefault(url, []).append((self._position, info))
-        elif kind in INDEXED_TYPES and _is_web_url(record.header("WARC-Target-URI") or ""):
+        elif kind in INDEXED_TYPES and _is_capture(kind, record.header("WARC-Target-URI") or ""):
             status, mime = _revisit_status(record) if kind == "revisit" else _status_and_mime(record)
             origin = Damage(source or filename, record.offset, "")
             self._responses.append(
@@ -399,9 +399,10 @@ class Indexer:
         return out
 
 
-def _is_web_url(uri: str) -> bool:
-    """Only http(s) captures are indexed (not `urn:pageinfo:`, `urn:text:` and other tool metadata)."""
-    return uri.strip("<>").lower().startswith(WEB_SCHEMES)
+def _is_capture(kind: str, uri: str) -> bool:
+    """Responses and revisits with any target; resources only for http(s) (not `urn:pageinfo:`,
+    `urn:text:` and the other metadata ArchiveWeb.page and Browsertrix store as resources)."""
+    return bool(uri) and (kind != "resource" or uri.strip("<>").lower().startswith(WEB_SCHEMES))
 
 
 def _has_body_record(request: _RequestInfo | None, pending: _PendingResponse) -> bool:
