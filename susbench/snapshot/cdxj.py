@@ -98,7 +98,8 @@ class IndexEntry(Frozen):
             fields = CdxjBlock.model_validate(data)
         except ValidationError as exc:
             raise SnapshotError(describe_validation_error(source, exc)) from None
-        return cls(
+        # Every field was validated by CdxjBlock (same constraints) and check_timestamp: no second pass.
+        return cls.model_construct(
             surt=key,
             timestamp=timestamp,
             url=fields.url,
