@@ -24,8 +24,7 @@ def measure(parallel: int, snapshot: Path | None, tasks: str, work: Path) -> dic
     db = work / f"bench-p{parallel}.duckdb"
     started = time.monotonic()
     summary = run_benchmark(
-        RunOptions(tasks=tasks, operator="naive", snapshot=snapshot, parallel=parallel, db=db),
-        show_progress=False,
+        RunOptions(tasks=tasks, operator="naive", snapshot=snapshot, parallel=parallel, db=db)
     )
     wall = time.monotonic() - started
     with Store(db, read_only=True) as store:

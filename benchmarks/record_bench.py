@@ -1,4 +1,5 @@
-"""Recording cost, side by side in one run: direct vs mitmproxy vs mitmproxy + our WARC addon.
+"""Recording cost, side by side in one run: direct vs mitmproxy vs mitmproxy + our WARC addon
+(secrets masked, the default, and kept).
 
 Every load uses a fresh Chromium context; modes are interleaved so drift hits them equally; the
 figures are medians. Also reports the WARC size with and without revisit dedup.
@@ -59,6 +60,9 @@ def main() -> None:
         with (
             RecordingProxy(host_map=web.resolve, upstream_ca=web.ca_cert_path, record=False) as bare,
             RecordingProxy(host_map=web.resolve, upstream_ca=web.ca_cert_path, record=True) as warc,
+            RecordingProxy(
+                host_map=web.resolve, upstream_ca=web.ca_cert_path, record=True, keep_secrets=True
+            ) as unmasked,
         ):
             pins = f"--ignore-certificate-errors-spki-list={web.spki},{bare.spki}"
             direct_browser = playwright.chromium.launch(
@@ -74,6 +78,7 @@ def main() -> None:
                 "direct from the origin": (direct_browser, None),
                 "mitmproxy, no addon": (proxy_browser, f"http://127.0.0.1:{bare.port}"),
                 "mitmproxy + WARC addon": (proxy_browser, f"http://127.0.0.1:{warc.port}"),
+                "  the same, secrets kept": (proxy_browser, f"http://127.0.0.1:{unmasked.port}"),
             }
             for browser, proxy in modes.values():
                 for _ in range(3):

@@ -8,7 +8,6 @@ serve` subprocesses, so no server shares the benchmark driver's interpreter.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import shutil
@@ -24,9 +23,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from cryptography import x509
-from cryptography.hazmat.primitives import serialization
 
 from susbench.browser import free_port
+from susbench.certs import mitmproxy_ca_pin, spki_pin
 from susbench.snapshot import Snapshot
 from susbench.web.tls import TlsFiles
 
@@ -67,18 +66,6 @@ def running(
             process.kill()
             process.wait()
         log.close()
-
-
-def spki_of_der(der: bytes) -> str:
-    public = x509.load_der_x509_certificate(der).public_key()
-    info = public.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return base64.b64encode(hashlib.sha256(info).digest()).decode()
-
-
-def spki_of_pem_file(path: Path) -> str:
-    return spki_of_der(
-        x509.load_pem_x509_certificate(path.read_bytes()).public_bytes(serialization.Encoding.DER)
-    )
 
 
 def ensure_apt(*packages: str) -> None:
@@ -180,7 +167,7 @@ def mitm_replay_command(work: Path, port: int, flows: Path) -> list[str]:
 
 
 def mitm_spki(work: Path) -> str:
-    return spki_of_pem_file(work / "mitm-ca" / "mitmproxy-ca-cert.pem")
+    return mitmproxy_ca_pin(work / "mitm-ca")
 
 
 # --- pywb proxy mode ----------------------------------------------------------------------------
@@ -216,7 +203,7 @@ def proxied_leaf_spki(proxy_port: int, host: str) -> str:
         with probe.wrap_socket(raw, server_hostname=host) as stream:
             der = stream.getpeercert(binary_form=True)
     assert der is not None
-    return spki_of_der(der)
+    return spki_pin(x509.load_der_x509_certificate(der).public_key())
 
 
 def free_ports(count: int) -> list[int]:

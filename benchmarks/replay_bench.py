@@ -54,9 +54,10 @@ from benchmarks.replay_anchors import (
 )
 from recorder.proxy import RecordingProxy
 from replayer.check import launch_browser
-from replayer.proxy import ca_confdir, spki_of_pem
+from replayer.proxy import ca_confdir
 from replayer.tls import ReplayCA
 from susbench.browser import BrowserProfile, chromium_version, find_chromium
+from susbench.certs import mitmproxy_ca_pin
 from susbench.models import PageCapture, SnapshotManifest
 from susbench.snapshot import Snapshot, write_wacz
 from susbench.web import SITES, LocalWeb
@@ -380,9 +381,7 @@ def main() -> None:
         profiles = {
             "direct from the origin (local web)": resolved(f"MAP *.test 127.0.0.1:{web.port}", web.spki),
             "nginx serving the same bytes": resolved(f"MAP *.test 127.0.0.1:{ports['nginx']}", tls.spki),
-            "our proxy replay": proxied(
-                ports["proxy"], (spki_of_pem((ca_confdir() / "mitmproxy-ca-cert.pem").read_bytes()),)
-            ),
+            "our proxy replay": proxied(ports["proxy"], (mitmproxy_ca_pin(ca_confdir()),)),
             "our direct replay": resolved(
                 f"MAP * 127.0.0.1:{ports['direct']}, EXCLUDE localhost", ReplayCA().spki
             ),

@@ -1,4 +1,9 @@
-"""Carry out capture plans in Chromium behind the recording proxy and write the snapshot."""
+"""Carry out capture plans in Chromium behind the recording proxy and write the snapshot.
+
+Each plan is walked in a browser session of its own (a fresh Chromium profile: no cookies, cache or
+storage from another plan), and its records are labelled with the plan's id, so a replayed
+episode of one task sees that task's cart, not the cart another plan left behind.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,31 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
 from recorder.proxy import RecordingProxy
-from susbench.browser import BrowserBackend, BrowserProfile, LocalBackend, chromium_version, find_chromium
+from susbench.browser import (
+    BrowserBackend,
+    LocalBackend,
+    ProxyRoute,
+    chromium_version,
+    find_chromium,
+    routed_profile,
+)
+from susbench.browser.actions import StepFailed, perform_step, scroll_to_bottom
 from susbench.errors import InputError, SusbenchError
 from susbench.loading import read_data_file, validate_data
-from susbench.models import CapturePlan, HostMap, PageCapture, PlanPage, Step, Task, Viewport
+from susbench.models import (
+    DEFAULT_LOCALE,
+    DEFAULT_TIMEZONE,
+    CapturePlan,
+    HostMap,
+    PageCapture,
+    PageLook,
+    PlanPage,
+    Task,
+    Viewport,
+)
 
 IDLE_TIMEOUT_MS = 3_000
 STEP_TIMEOUT_MS = 10_000
-SCROLL_STEP_PX = 600
-SCROLL_PAUSE_MS = 120
 
 
 def load_target(target: str) -> CapturePlan:
@@ -32,11 +53,7 @@ def load_target(target: str) -> CapturePlan:
     if isinstance(data, dict) and "pages" in data:
         return validate_data(str(path), data, CapturePlan)
     if isinstance(data, dict) and ("start_url" in data or "capture" in data):
-        task = validate_data(str(path), data, Task)
-        if task.capture is not None:
-            return task.capture
-        steps = tuple(step for step in task.reference_path if step.action != "decide")
-        return CapturePlan(id=task.id, pages=(PlanPage(url=task.start_url, steps=steps),))
+        return validate_data(str(path), data, Task).capture_plan()
     raise InputError(f"{path}: neither a capture plan (with 'pages') nor a task (with 'start_url')")
 
 
@@ -47,50 +64,15 @@ def _wait_idle(page: Page, idle_ms: int) -> None:
         page.wait_for_timeout(idle_ms)
 
 
-def _scroll_to_bottom(page: Page) -> None:
-    """Scroll in steps so lazily loaded parts (IntersectionObserver, loading=lazy) are fetched."""
-    position = 0
-    for _ in range(200):
-        height = int(page.evaluate("document.documentElement.scrollHeight"))
-        if position >= height:
-            break
-        position += SCROLL_STEP_PX
-        page.evaluate(f"window.scrollTo(0, {position})")
-        page.wait_for_timeout(SCROLL_PAUSE_MS)
-
-
-def run_step(page: Page, step: Step) -> None:
-    locator = None
-    if step.selector:
-        locator = page.locator(step.selector).first
-    elif step.text:
-        locator = page.get_by_text(step.text).first
-    match step.action:
-        case "goto":
-            page.goto(str(step.url), wait_until="load")
-        case "click":
-            assert locator is not None
-            locator.click(timeout=STEP_TIMEOUT_MS)
-        case "fill":
-            assert locator is not None
-            locator.fill(str(step.value), timeout=STEP_TIMEOUT_MS)
-        case "select":
-            assert locator is not None
-            locator.select_option(str(step.value), timeout=STEP_TIMEOUT_MS)
-        case "check":
-            assert locator is not None
-            locator.check(timeout=STEP_TIMEOUT_MS)
-        case "uncheck":
-            assert locator is not None
-            locator.uncheck(timeout=STEP_TIMEOUT_MS)
-        case "press":
-            page.keyboard.press(str(step.value))
-        case "scroll":
-            _scroll_to_bottom(page)
-        case "wait" | "decide":
-            pass
-    if step.wait_ms:
-        page.wait_for_timeout(step.wait_ms)
+def session_labels(plans: Sequence[CapturePlan]) -> list[str]:
+    """One label per plan: its id, with `-2`, `-3`... for repeated ids (e.g. several bare URLs)."""
+    labels: list[str] = []
+    seen: dict[str, int] = {}
+    for plan in plans:
+        count = seen.get(plan.id, 0) + 1
+        seen[plan.id] = count
+        labels.append(plan.id if count == 1 else f"{plan.id}-{count}")
+    return labels
 
 
 def record_plans(
@@ -99,14 +81,15 @@ def record_plans(
     host_map: HostMap | None = None,
     upstream_ca: Path | None = None,
     headless: bool = True,
-    timezone: str = "America/New_York",
-    locale: str = "en-US",
+    timezone: str = DEFAULT_TIMEZONE,
+    locale: str = DEFAULT_LOCALE,
     viewport: Viewport | None = None,
     targets: Sequence[str] = (),
     progress: Callable[[str], None] | None = None,
     backend: BrowserBackend | None = None,
+    keep_secrets: bool = False,
 ) -> Path:
-    """Record every page of `plans` in one Chromium behind one proxy; write one WACZ to `out`.
+    """Record every plan in a fresh browser session of its own behind one proxy; write one WACZ.
 
     Pass `backend` to reuse a running Playwright driver (its sync API allows one per thread).
     """
@@ -115,26 +98,27 @@ def record_plans(
     viewport = viewport or Viewport()
     started = datetime.now(UTC)
     pages: list[PageCapture] = []
+    user_agent = ""
     warcinfo = {"browser": browser_version, "targets": " ".join(targets)}
-    with RecordingProxy(host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo) as proxy:
-        profile = BrowserProfile(
-            executable=executable,
+    launcher = backend or LocalBackend()
+    with RecordingProxy(
+        host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo, keep_secrets=keep_secrets
+    ) as proxy:
+        profile = routed_profile(
+            ProxyRoute(proxy_url=f"http://127.0.0.1:{proxy.port}", spki=proxy.spki),
+            PageLook(viewport=viewport, locale=locale, timezone=timezone),
             headless=headless,
-            viewport=viewport,
-            locale=locale,
-            timezone=timezone,
-            proxy=f"http://127.0.0.1:{proxy.port}",
-            proxy_bypass_loopback=True,
-            spki_pins=(proxy.spki,),
+            executable=executable,
         )
-        with (backend or LocalBackend()).launch(profile) as session:
-            page = session.context.new_page()
-            user_agent = str(page.evaluate("navigator.userAgent"))
-            for plan in plans:
+        for plan, label in zip(plans, session_labels(plans), strict=True):
+            proxy.begin_session(label)
+            with launcher.launch(profile) as session:
+                page = session.first_page()
+                user_agent = user_agent or str(page.evaluate("navigator.userAgent"))
                 for plan_page in plan.pages:
                     if progress:
                         progress(plan_page.url)
-                    pages.append(_capture_page(page, plan_page, plan.idle_ms, proxy))
+                    pages.append(_capture_page(page, plan_page, plan.idle_ms, proxy, label))
         if not any(entry.status for entry in proxy.log):
             raise SusbenchError(f"nothing was recorded from {', '.join(targets)}: every request failed")
         return proxy.write_snapshot(
@@ -152,7 +136,9 @@ def record_plans(
         )
 
 
-def _capture_page(page: Page, plan_page: PlanPage, idle_ms: int, proxy: RecordingProxy) -> PageCapture:
+def _capture_page(
+    page: Page, plan_page: PlanPage, idle_ms: int, proxy: RecordingProxy, session: str
+) -> PageCapture:
     before = len(proxy.log)
     captured_at = datetime.now(UTC)
     try:
@@ -163,19 +149,22 @@ def _capture_page(page: Page, plan_page: PlanPage, idle_ms: int, proxy: Recordin
         ) from None
     _wait_idle(page, idle_ms)
     if plan_page.scroll_to_bottom:
-        _scroll_to_bottom(page)
+        scroll_to_bottom(page)
         _wait_idle(page, idle_ms)
     for number, step in enumerate(plan_page.steps, start=1):
         try:
-            run_step(page, step)
-        except PlaywrightError as exc:
+            perform_step(page, step, STEP_TIMEOUT_MS)
+        except StepFailed as exc:
             if step.optional:
                 continue
-            first = exc.message.splitlines()[0]
-            raise SusbenchError(f"{plan_page.url}: step {number} ({step.action}) failed: {first}") from None
+            raise SusbenchError(f"{plan_page.url}: step {number} ({step.action}) failed: {exc}") from None
         _wait_idle(page, 0)
     _wait_idle(page, idle_ms)
     time.sleep(0.05)
     return PageCapture(
-        url=page.url, title=page.title(), captured_at=captured_at, requests=len(proxy.log) - before
+        url=page.url,
+        title=page.title(),
+        captured_at=captured_at,
+        requests=len(proxy.log) - before,
+        session=session,
     )

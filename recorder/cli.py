@@ -10,18 +10,10 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from recorder.capture import load_target, record_plans
-from susbench.errors import InputError
-from susbench.loading import describe_error
-from susbench.models import HostMap, Viewport
+from susbench.hostmap import parse_host_map
+from susbench.models import Viewport
 
 console = Console()
-
-
-def _host_map(rules: list[str]) -> HostMap:
-    try:
-        return HostMap.parse(rules)
-    except ValueError as exc:
-        raise InputError(describe_error("--resolve", exc)) from None
 
 
 def record(
@@ -38,10 +30,23 @@ def record(
     locale: Annotated[str, typer.Option("--locale")] = "en-US",
     width: Annotated[int, typer.Option("--width")] = 1280,
     height: Annotated[int, typer.Option("--height")] = 800,
+    keep_secrets: Annotated[
+        bool,
+        typer.Option("--keep-secrets", help="write cookies, credentials and token parameters unmasked"),
+    ] = False,
 ) -> None:
-    """Record targets through mitmproxy in Chromium into one WACZ snapshot."""
+    """Record targets through mitmproxy in Chromium into one WACZ snapshot.
+
+    Cookie values, credentials and token query parameters (recorder/secrets.yaml) are masked in
+    the snapshot unless --keep-secrets is given.
+    """
     plans = [load_target(target) for target in targets]
-    host_map = _host_map(resolve or [])
+    host_map = parse_host_map(resolve or [], "--resolve")
+    if keep_secrets:
+        console.print(
+            f"[yellow]warning:[/] --keep-secrets: cookies, credentials and tokens go unmasked into {out}",
+            highlight=False,
+        )
     total = sum(len(plan.pages) for plan in plans)
     with Progress(
         TextColumn("[bold]recording"),
@@ -69,6 +74,7 @@ def record(
             viewport=Viewport(width=width, height=height),
             targets=targets,
             progress=advance,
+            keep_secrets=keep_secrets,
         )
         bar.update(task, completed=total, description="written")
     console.print(f"wrote {path}")

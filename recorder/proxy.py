@@ -8,8 +8,6 @@ mitmproxy signs every leaf certificate it forges with the CA's own key pair, so 
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import tempfile
 import threading
 from datetime import UTC, datetime
@@ -17,14 +15,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
+from mitmproxy.exceptions import OptionsError
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
-from recorder.warc_addon import HostMapAddon, RequestLogEntry, WarcAddon, WarcWriterThread
+from recorder.redaction import Redactor
+from recorder.warc_addon import RequestLogEntry, recording_addons
 from susbench import __version__
+from susbench.certs import MITMPROXY_CA_CERT, mitmproxy_ca_pin, private_dir
 from susbench.errors import SusbenchError
 from susbench.models import HostMap, SnapshotManifest
 from susbench.paths import cache_dir
@@ -35,24 +34,16 @@ START_TIMEOUT_S = 20.0
 
 def mitmproxy_confdir() -> Path:
     """`<cache>/mitmproxy`, created private; mitmproxy generates its CA here on first start."""
-    path = cache_dir() / "mitmproxy"
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return path
-
-
-def spki_of_certificate(pem: bytes) -> str:
-    """base64 sha256 of a certificate's SubjectPublicKeyInfo, as Chromium's pin list wants it."""
-    certificate = x509.load_pem_x509_certificate(pem)
-    der = certificate.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return base64.b64encode(hashlib.sha256(der).digest()).decode("ascii")
+    return private_dir(cache_dir() / "mitmproxy")
 
 
 class RecordingProxy:
     """`with RecordingProxy(host_map=..., upstream_ca=...) as proxy:` records until the block ends.
 
-    `record=False` runs the same proxy without the WARC addon (the benchmark's baseline).
+    It runs the addons of `mitmdump -s recorder/warc_addon.py`, set through the same options
+    (`options()`). `record=False` runs the same proxy writing no WARC (the benchmark's baseline);
+    `keep_secrets=True` writes cookies, credentials and token parameters unmasked; `session`
+    labels the records with a browser session until `begin_session` names the next one.
     """
 
     def __init__(
@@ -63,6 +54,8 @@ class RecordingProxy:
         record: bool = True,
         dedup: bool = True,
         warcinfo: dict[str, str] | None = None,
+        keep_secrets: bool = False,
+        session: str = "",
     ) -> None:
         self.host_map = host_map or HostMap()
         self.upstream_ca = upstream_ca
@@ -70,11 +63,13 @@ class RecordingProxy:
         self.record = record
         self.dedup = dedup
         self.warcinfo = warcinfo or {}
+        self.keep_secrets = keep_secrets
+        self.session = session
         self.port = 0
         self.started_at = datetime.now(UTC)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        self._writer: WarcWriterThread | None = None
-        self._addon = WarcAddon(None)
+        self._addons = recording_addons()
+        self._warc = self._addons[1]
         self._master: DumpMaster | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -83,34 +78,42 @@ class RecordingProxy:
 
     @property
     def log(self) -> list[RequestLogEntry]:
-        return self._addon.log
+        return self._warc.log
 
     @property
     def warc_path(self) -> Path | None:
-        return self._writer.path if self._writer else None
+        return self._warc.writer.path if self._warc.writer else None
 
     @property
     def spki(self) -> str:
         """SPKI pin of mitmproxy's CA key, which is also the key of every leaf it issues."""
-        return spki_of_certificate((mitmproxy_confdir() / "mitmproxy-ca-cert.pem").read_bytes())
+        return mitmproxy_ca_pin(mitmproxy_confdir())
 
     @property
     def ca_cert_path(self) -> Path:
-        return mitmproxy_confdir() / "mitmproxy-ca-cert.pem"
+        return mitmproxy_confdir() / MITMPROXY_CA_CERT
+
+    def options(self) -> dict[str, Any]:
+        """The recorder's own options, as `--set NAME=VALUE` would give them to mitmdump."""
+        values: dict[str, Any] = {
+            "ssl_insecure": False,
+            "http2": True,
+            "resolve": self.host_map.as_args(),
+            "warc_out": str(Path(self._tmp.name) / Path(WARC_MEMBER).name) if self._tmp else None,
+            "warc_dedup": self.dedup,
+            "warc_info": [f"{key}={value}" for key, value in self.warcinfo.items()],
+            "warc_keep_secrets": self.keep_secrets,
+            "warc_session": self.session,
+        }
+        if self.upstream_ca is not None:
+            values["ssl_verify_upstream_trusted_ca"] = str(self.upstream_ca)
+        return values
 
     def start(self) -> RecordingProxy:
         if self.upstream_ca is not None and not Path(self.upstream_ca).is_file():
             raise SusbenchError(f"{self.upstream_ca}: upstream CA certificate not found")
         if self.record:
             self._tmp = tempfile.TemporaryDirectory(prefix="susbench-record-")
-            info = {
-                "software": f"susbench-replay/{__version__}",
-                "mitmproxy": MITMPROXY_VERSION,
-                "format": "WARC File Format 1.1",
-                **self.warcinfo,
-            }
-            self._writer = WarcWriterThread(Path(self._tmp.name) / Path(WARC_MEMBER).name, info, self.dedup)
-            self._addon.writer = self._writer
         self._thread = threading.Thread(target=self._serve, name="recording-proxy", daemon=True)
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT_S) or self._failure is not None:
@@ -118,17 +121,24 @@ class RecordingProxy:
             raise SusbenchError(f"the recording proxy did not start: {self._failure}")
         return self
 
-    def _options(self) -> Options:
-        options = Options(
-            listen_host="127.0.0.1",
-            listen_port=self.requested_port,
-            confdir=str(mitmproxy_confdir()),
-        )
-        updates: dict[str, Any] = {"ssl_insecure": False, "http2": True}
-        if self.upstream_ca is not None:
-            updates["ssl_verify_upstream_trusted_ca"] = str(self.upstream_ca)
-        options.update(**updates)
-        return options
+    def begin_session(self, label: str) -> None:
+        """Label every exchange that starts from now on with browser session `label`.
+
+        Call it between browser sessions (the previous browser closed, the next not yet started):
+        an exchange keeps the label current when its request began.
+        """
+        master, loop = self._master, self._loop
+        if master is None or loop is None or not loop.is_running():
+            raise SusbenchError("begin_session() needs a running recording proxy")
+
+        async def relabel() -> None:
+            master.options.update(warc_session=label)
+
+        try:
+            asyncio.run_coroutine_threadsafe(relabel(), loop).result(START_TIMEOUT_S)
+        except OptionsError as exc:
+            raise SusbenchError(str(exc)) from None
+        self.session = label
 
     def _serve(self) -> None:
         loop = asyncio.new_event_loop()
@@ -143,8 +153,12 @@ class RecordingProxy:
             loop.close()
 
     async def _main(self) -> None:
-        master = DumpMaster(self._options(), with_termlog=False, with_dumper=False)
-        master.addons.add(HostMapAddon(self.host_map), self._addon)
+        options = Options(
+            listen_host="127.0.0.1", listen_port=self.requested_port, confdir=str(mitmproxy_confdir())
+        )
+        master = DumpMaster(options, with_termlog=False, with_dumper=False)
+        master.addons.add(*self._addons)
+        options.update(**self.options())
         self._master = master
         running = asyncio.ensure_future(master.run())
         proxyserver = master.addons.get("proxyserver")
@@ -164,9 +178,7 @@ class RecordingProxy:
             self._loop.call_soon_threadsafe(self._master.shutdown)
         if self._thread is not None:
             self._thread.join(timeout=15)
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        self._warc.close()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -182,12 +194,14 @@ class RecordingProxy:
     def write_snapshot(self, out: Path, **manifest_fields: Any) -> Path:
         """Write everything recorded so far as a WACZ; `manifest_fields` fill SnapshotManifest.
 
-        `id`, `created_at`, `targets`, `clock_seed_ms` and `hosts` default from the recording.
+        `id`, `created_at`, `targets`, `clock_seed_ms` and `hosts` default from the recording;
+        target and page URLs are masked as the WARC is.
         """
-        if self._writer is None:
+        writer = self._warc.writer
+        if writer is None:
             raise SusbenchError("this proxy was started with record=False; there is nothing to write")
-        self._writer.flush()
-        entries, damaged = index_warc(self._writer.path, filename=Path(WARC_MEMBER).name)
+        writer.flush()
+        entries, damaged = index_warc(writer.path, filename=Path(WARC_MEMBER).name)
         hosts = sorted({entry.url.split("/")[2].split(":")[0] for entry in entries if "//" in entry.url})
         versions = {"susbench-replay": __version__, "mitmproxy": MITMPROXY_VERSION}
         fields: dict[str, Any] = {
@@ -201,4 +215,12 @@ class RecordingProxy:
         fields.update(manifest_fields)
         fields["tool_versions"] = {**versions, **dict(fields.get("tool_versions", {}))}
         manifest = SnapshotManifest(**fields)
-        return write_wacz(Path(out), self._writer.path, manifest, entries)
+        if writer.redactor is not None:
+            manifest = _masked_manifest(manifest, writer.redactor)
+        return write_wacz(Path(out), writer.path, manifest, entries)
+
+
+def _masked_manifest(manifest: SnapshotManifest, redactor: Redactor) -> SnapshotManifest:
+    pages = tuple(page.model_copy(update={"url": redactor.url(page.url)}) for page in manifest.pages)
+    targets = tuple(map(redactor.url, manifest.targets))
+    return manifest.model_copy(update={"pages": pages, "targets": targets})

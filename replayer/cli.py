@@ -57,6 +57,9 @@ def serve(
         list[str] | None, typer.Option(help="HOST=IP:PORT for --fallback live, as curl's --resolve")
     ] = None,
     mode: Annotated[str, typer.Option(help=MODE_HELP)] = "proxy",
+    session: Annotated[
+        str | None, typer.Option(help="answer from this recorded browser session first (a task id)")
+    ] = None,
 ) -> None:
     """Serve a snapshot until Ctrl-C, then print its coverage."""
     if fallback not in ("none", "live"):
@@ -75,6 +78,12 @@ def serve(
         else ReplayServer(snapshot, port=port, host=host, fallback=fallback, resolve=host_map)  # type: ignore[arg-type]
     )
     with server:
+        if session is not None:
+            known = sorted({entry.session for entry in server.snapshot.entries() if entry.session})
+            if session not in known:
+                shown = ", ".join(known[:5]) + (", ..." if len(known) > 5 else "") if known else "none"
+                raise SusbenchError(f"--session {session!r}: {snapshot} has no such session (it has {shown})")
+            server.new_episode(session)
         where = server.proxy_url or f"{host}:{server.port} (direct)"
         console.print(f"replaying [bold]{snapshot}[/] on [bold]{where}[/] (fallback: {fallback})")
         console.print("browse it with Chromium started with these flags:")

@@ -14,7 +14,8 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
@@ -31,6 +32,7 @@ BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 MatchKind = Literal["exact", "canonical", "fuzzy"]
+Where = Literal["query", "body"]
 
 
 class Rule(Frozen):
@@ -39,8 +41,13 @@ class Rule(Frozen):
     name: str
     param: str = Field(description="glob over the parameter name, case-insensitive")
     value: str | None = Field(default=None, description="regex the whole value must match")
+    scope: Literal["query", "body", "both"] = Field(
+        default="both", description="where it applies: the URL's query, a POST body's fields, or both"
+    )
 
-    def matches(self, key: str, value: str) -> bool:
+    def matches(self, key: str, value: str, where: Where) -> bool:
+        if self.scope not in (where, "both"):
+            return False
         if not fnmatch.fnmatchcase(key.lower(), self.param.lower()):
             return False
         return self.value is None or re.fullmatch(self.value, value) is not None
@@ -65,9 +72,9 @@ class RuleSet(Frozen):
         except ValidationError as exc:
             raise SusbenchError(describe_validation_error(str(path), exc)) from None
 
-    def rule_for(self, key: str, value: str) -> str | None:
+    def rule_for(self, key: str, value: str, where: Where) -> str | None:
         for rule in self.rules:
-            if rule.matches(key, value):
+            if rule.matches(key, value, where):
                 return rule.name
         return None
 
@@ -83,6 +90,8 @@ class Recorded(Protocol):
     def req_digest(self) -> str | None: ...
     @property
     def seq(self) -> int: ...
+    @property
+    def session(self) -> str | None: ...
 
 
 EntryT = TypeVar("EntryT", bound=Recorded)
@@ -109,6 +118,10 @@ class SplitUrl:
     def base(self) -> str:
         return f"{self.scheme}://{self.netloc}{self.path}"
 
+    @property
+    def exact(self) -> str:
+        return self.base + (f"?{self.query}" if self.query else "")
+
 
 def split_url(url: str) -> SplitUrl:
     """Normalise the parts that never matter: scheme/host case, default port, fragment."""
@@ -126,8 +139,7 @@ def split_url(url: str) -> SplitUrl:
 
 def exact_url(url: str) -> str:
     """The exact key of a URL (SURT-like: same resource ⇔ same key, query order kept)."""
-    parts = split_url(url)
-    return parts.base + (f"?{parts.query}" if parts.query else "")
+    return split_url(url).exact
 
 
 def body_digest(body: bytes) -> str:
@@ -147,10 +159,12 @@ class Canonicalizer:
         names = "|".join(re.escape(name) for name in rules.path_params)
         self._path_param = re.compile(rf";(?:{names})=[^/;?]*", re.IGNORECASE) if names else None
 
-    def _strip(self, pairs: Iterable[tuple[str, str]], fired: list[str]) -> list[tuple[str, str]]:
+    def _strip(
+        self, pairs: Iterable[tuple[str, str]], fired: list[str], where: Where
+    ) -> list[tuple[str, str]]:
         kept = []
         for key, value in pairs:
-            rule = self.rules.rule_for(key, value)
+            rule = self.rules.rule_for(key, value, where)
             if rule is None:
                 kept.append((key, value))
             elif rule not in fired:
@@ -167,7 +181,7 @@ class Canonicalizer:
             if stripped != path:
                 fired.append("session-id")
                 path = stripped
-        kept = sorted(self._strip(_pairs(parts.query), fired))
+        kept = sorted(self._strip(_pairs(parts.query), fired, "query"))
         query = urlencode(kept, quote_via=quote, safe="/:,") if kept else ""
         return f"{parts.scheme}://{parts.netloc}{path}" + (f"?{query}" if query else ""), fired
 
@@ -183,7 +197,7 @@ class Canonicalizer:
             canonical = json.dumps(self._strip_json(document, fired), sort_keys=True, separators=(",", ":"))
             return body_digest(canonical.encode()), fired
         if text and b"=" in text and all(32 <= byte < 127 for byte in text):
-            kept = sorted(self._strip(_pairs(text.decode("ascii")), fired))
+            kept = sorted(self._strip(_pairs(text.decode("ascii")), fired, "body"))
             return body_digest(urlencode(kept).encode()), fired
         return body_digest(body), fired
 
@@ -191,7 +205,8 @@ class Canonicalizer:
         if isinstance(value, dict):
             kept = {}
             for key, item in value.items():
-                rule = self.rules.rule_for(str(key), item if isinstance(item, str) else json.dumps(item))
+                text = item if isinstance(item, str) else json.dumps(item)
+                rule = self.rules.rule_for(str(key), text, "body")
                 if rule is None:
                     kept[key] = self._strip_json(item, fired)
                 elif rule not in fired:
@@ -220,9 +235,24 @@ def overlap_score(left: str, right: str) -> float:
 BodyLoader = Callable[[Any], bytes | None]
 
 
+@dataclass(slots=True)
+class _Tables(Generic[EntryT]):
+    """The three layers' lookup tables over one set of entries (a session, or the whole snapshot)."""
+
+    exact: dict[tuple[str, str, str], list[EntryT]] = field(default_factory=lambda: defaultdict(list))
+    canonical: dict[tuple[str, str], list[EntryT]] = field(default_factory=lambda: defaultdict(list))
+    canonical_rules: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    by_path: dict[tuple[str, str], dict[str, list[EntryT]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+
+
 class ReplayIndex(Generic[EntryT]):
     """Lookup tables over the recorded entries plus the per-episode serving order.
 
+    Entries recorded in a labelled browser session are also indexed per session: a lookup for an
+    episode of that session tries the session first at each layer, then the whole snapshot, so
+    repeated requests (`GET /cart`) answer with what this session's flow recorded.
     `body_loader` (optional) reads a recorded request body; it is only called lazily, for a POST
     that missed the exact layer, on the few recorded requests to the same canonical URL.
     """
@@ -235,12 +265,10 @@ class ReplayIndex(Generic[EntryT]):
     ) -> None:
         self.canon = Canonicalizer(rules or RuleSet.load())
         self._body_loader = body_loader
-        self._exact: dict[tuple[str, str, str], list[EntryT]] = defaultdict(list)
-        self._canonical: dict[tuple[str, str], list[EntryT]] = defaultdict(list)
-        self._canonical_rules: dict[tuple[str, str], list[str]] = {}
-        self._by_path: dict[tuple[str, str], dict[str, list[EntryT]]] = defaultdict(lambda: defaultdict(list))
+        self._whole: _Tables[EntryT] = _Tables()
+        self._sessions: dict[str, _Tables[EntryT]] = {}
         self._body_keys: dict[int, str] = {}
-        self._served: dict[tuple[str, ...], int] = defaultdict(int)
+        self._served: dict[tuple[str | None, ...], int] = defaultdict(int)
         self.size = 0
         for entry in sorted(entries, key=lambda item: item.seq):
             self._add(entry)
@@ -249,19 +277,24 @@ class ReplayIndex(Generic[EntryT]):
         method = entry.method.upper()
         exact = exact_url(entry.url)
         digest = (entry.req_digest or "") if method in BODY_METHODS else ""
-        self._exact[(method, exact, digest)].append(entry)
         canonical, fired = self.canon.url(entry.url)
-        self._canonical[(method, canonical)].append(entry)
-        if fired:
-            self._canonical_rules.setdefault((method, canonical), fired)
-        self._by_path[(method, split_url(entry.url).base)][exact].append(entry)
+        base = split_url(entry.url).base
+        scopes = [self._whole]
+        if entry.session is not None:
+            scopes.append(self._sessions.setdefault(entry.session, _Tables()))
+        for tables in scopes:
+            tables.exact[(method, exact, digest)].append(entry)
+            tables.canonical[(method, canonical)].append(entry)
+            if fired:
+                tables.canonical_rules.setdefault((method, canonical), fired)
+            tables.by_path[(method, base)][exact].append(entry)
         self.size += 1
 
     def new_episode(self) -> None:
         """Forget how often each request was served, so the recording order starts afresh."""
         self._served.clear()
 
-    def _next(self, key: tuple[str, ...], group: list[EntryT]) -> EntryT:
+    def _next(self, key: tuple[str | None, ...], group: list[EntryT]) -> EntryT:
         count = self._served[key]
         self._served[key] = count + 1
         return group[min(count, len(group) - 1)]
@@ -274,58 +307,99 @@ class ReplayIndex(Generic[EntryT]):
             self._body_keys[entry.seq] = cached
         return cached
 
-    def lookup(self, method: str, url: str, body: bytes = b"") -> Match[EntryT] | None:
+    def lookup(
+        self, method: str, url: str, body: bytes = b"", session: str | None = None
+    ) -> Match[EntryT] | None:
         """The entry that answers this request, or None (a miss).
 
+        With `session`, each layer looks in that session's records before the whole snapshot's.
         A request no layer answers is retried with the other of http/https (as pywb, whose SURT
         keys ignore the scheme), since browsers upgrade recorded http:// URLs to https://.
         """
-        match = self._lookup(method, url, body)
+        scopes: list[tuple[str | None, _Tables[EntryT]]] = [(None, self._whole)]
+        if session is not None and session in self._sessions:
+            scopes.insert(0, (session, self._sessions[session]))
+        match = self._lookup(method, url, body, scopes)
         if match is not None:
             return match
         scheme, _, rest = url.partition("://")
         other = {"http": "https", "https": "http"}.get(scheme.lower())
         if other is None:
             return None
-        match = self._lookup(method, f"{other}://{rest}", body)
+        match = self._lookup(method, f"{other}://{rest}", body, scopes)
         if match is None:
             return None
         rule = "+".join(part for part in ("scheme", match.rule) if part)
         kind: MatchKind = "canonical" if match.kind == "exact" else match.kind
         return Match(kind, match.entry, rule=rule, score=match.score)
 
-    def _lookup(self, method: str, url: str, body: bytes) -> Match[EntryT] | None:
-        method = method.upper()
-        exact = exact_url(url)
-        has_body = method in BODY_METHODS
-        digest = body_digest(body) if has_body else ""
-        group = self._exact.get((method, exact, digest))
-        if group:
-            return Match("exact", self._next(("exact", method, exact, digest), group))
+    def _lookup(
+        self, method: str, url: str, body: bytes, scopes: list[tuple[str | None, _Tables[EntryT]]]
+    ) -> Match[EntryT] | None:
+        request = _Request(method.upper(), url, body, self.canon)
+        for layer in (self._exact, self._canonical, self._fuzzy):
+            for scope, tables in scopes:
+                match = layer(request, scope, tables)
+                if match is not None:
+                    return match
+        return None
 
-        canonical, fired = self.canon.url(url)
-        group = self._canonical.get((method, canonical))
+    def _exact(self, request: _Request, scope: str | None, tables: _Tables[EntryT]) -> Match[EntryT] | None:
+        key = (request.method, request.exact, request.digest)
+        group = tables.exact.get(key)
+        if not group:
+            return None
+        return Match("exact", self._next(("exact", scope, *key), group))
+
+    def _canonical(
+        self, request: _Request, scope: str | None, tables: _Tables[EntryT]
+    ) -> Match[EntryT] | None:
+        canonical, fired = request.canonical
+        group = tables.canonical.get((request.method, canonical))
         body_key = ""
-        if group and has_body:
-            body_key, body_fired = self.canon.body(body)
-            fired += [name for name in body_fired if name not in fired]
+        if group and request.method in BODY_METHODS:
+            body_key, body_fired = request.canonical_body
+            fired = fired + [name for name in body_fired if name not in fired]
             group = [entry for entry in group if self._body_key(entry) == body_key]
-        if group:
-            rules = fired or self._canonical_rules.get((method, canonical), []) or ["normalised"]
-            key = ("canonical", method, canonical, body_key)
-            return Match("canonical", self._next(key, group), rule="+".join(rules))
+        if not group:
+            return None
+        rules = fired or tables.canonical_rules.get((request.method, canonical), []) or ["normalised"]
+        key = ("canonical", scope, request.method, canonical, body_key)
+        return Match("canonical", self._next(key, group), rule="+".join(rules))
 
-        same_path = self._by_path.get((method, split_url(url).base))
+    def _fuzzy(self, request: _Request, scope: str | None, tables: _Tables[EntryT]) -> Match[EntryT] | None:
+        parts = request.parts
+        same_path = tables.by_path.get((request.method, parts.base))
         if not same_path:
             return None
-        query = split_url(url).query
         best: tuple[float, str] | None = None
         for candidate in same_path:
-            score = overlap_score(query, split_url(candidate).query)
+            score = overlap_score(parts.query, split_url(candidate).query)
             if best is None or (-score, candidate) < (-best[0], best[1]):
                 best = (score, candidate)
         assert best is not None
         if best[0] < self.canon.rules.fuzzy_min_score:
             return None
-        entry = self._next(("fuzzy", method, best[1]), same_path[best[1]])
+        entry = self._next(("fuzzy", scope, request.method, best[1]), same_path[best[1]])
         return Match("fuzzy", entry, score=round(best[0], 4))
+
+
+class _Request:
+    """One request's keys, each computed once however many scopes are searched."""
+
+    def __init__(self, method: str, url: str, body: bytes, canon: Canonicalizer) -> None:
+        self.method = method
+        self.parts = split_url(url)
+        self.exact = self.parts.exact
+        self.digest = body_digest(body) if method in BODY_METHODS else ""
+        self._url = url
+        self._body = body
+        self._canon = canon
+
+    @cached_property
+    def canonical(self) -> tuple[str, list[str]]:
+        return self._canon.url(self._url)
+
+    @cached_property
+    def canonical_body(self) -> tuple[str, list[str]]:
+        return self._canon.body(self._body)

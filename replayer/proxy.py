@@ -8,15 +8,11 @@ would still be attempted, so a miss can never leak to the live web unless `fallb
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
 from mitmproxy import http, options
 from mitmproxy.addons import core, next_layer, proxyserver, tlsconfig
 from mitmproxy.master import Master
@@ -24,7 +20,9 @@ from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
 from replayer.matching import RuleSet
 from replayer.service import MARKER, Coverage, ReplayLogEntry, Responder, ThreadedReplayServer
+from susbench.certs import mitmproxy_ca_pin, private_dir
 from susbench.errors import SusbenchError
+from susbench.hostmap import HostMapAddon
 from susbench.models import HostMap
 from susbench.paths import cache_dir
 
@@ -35,29 +33,15 @@ __all__ = ["MARKER", "Coverage", "Fallback", "ReplayLogEntry", "ReplayServer"]
 
 def ca_confdir() -> Path:
     """mitmproxy's CA for replay lives in the per-user cache, never inside a snapshot."""
-    path = cache_dir() / "replayer-ca"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def spki_of_pem(pem: bytes) -> str:
-    """base64 sha256 of a certificate's SubjectPublicKeyInfo, for --ignore-certificate-errors-spki-list."""
-    certificate = x509.load_pem_x509_certificate(pem)
-    spki = certificate.public_key().public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-    return base64.b64encode(hashlib.sha256(spki).digest()).decode()
+    return private_dir(cache_dir() / "replayer-ca")
 
 
 class ReplayAddon:
     """Answers each request through the shared Responder; optionally lets misses go live."""
 
-    def __init__(
-        self, responder: Responder, fallback: Fallback, resolve: HostMap, on_running: Callable[[], None]
-    ) -> None:
+    def __init__(self, responder: Responder, fallback: Fallback, on_running: Callable[[], None]) -> None:
         self.responder = responder
         self.fallback = fallback
-        self.resolve = resolve
         self._on_running = on_running
 
     def running(self) -> None:
@@ -100,11 +84,6 @@ class ReplayAddon:
     def server_connect(self, data: ServerConnectionHookData) -> None:
         if self.fallback != "live":
             data.server.error = "offline replay: upstream connections are disabled"
-            return
-        if data.server.address is not None:
-            target = self.resolve.lookup(data.server.address[0], data.server.address[1])
-            if target is not None:
-                data.server.address = target
 
 
 class ReplayServer(ThreadedReplayServer):
@@ -140,7 +119,7 @@ class ReplayServer(ThreadedReplayServer):
 
     @property
     def spki(self) -> str:
-        return spki_of_pem((ca_confdir() / "mitmproxy-ca-cert.pem").read_bytes())
+        return mitmproxy_ca_pin(ca_confdir())
 
     @property
     def proxy_url(self) -> str:
@@ -150,15 +129,25 @@ class ReplayServer(ThreadedReplayServer):
         return [f"--proxy-server={self.proxy_url}", f"--ignore-certificate-errors-spki-list={self.spki}"]
 
     async def _main(self) -> None:
-        addon = ReplayAddon(self._require(), self.fallback, self._resolve, self._running)
+        addon = ReplayAddon(self._require(), self.fallback, self._running)
         opts = options.Options(
             listen_host=self.host, listen_port=self._requested_port, confdir=str(ca_confdir())
         )
         master = Master(opts)
         master.addons.add(
-            core.Core(), proxyserver.Proxyserver(), next_layer.NextLayer(), tlsconfig.TlsConfig(), addon
+            core.Core(),
+            proxyserver.Proxyserver(),
+            next_layer.NextLayer(),
+            tlsconfig.TlsConfig(),
+            HostMapAddon(),
+            addon,
         )
-        updates: dict[str, Any] = {"connection_strategy": "lazy", "upstream_cert": False, "http2": False}
+        updates: dict[str, Any] = {
+            "connection_strategy": "lazy",
+            "upstream_cert": False,
+            "http2": False,
+            "resolve": self._resolve.as_args(),
+        }
         if self._upstream_ca is not None:
             updates["ssl_verify_upstream_trusted_ca"] = str(self._upstream_ca)
         opts.update(**updates)

@@ -48,6 +48,7 @@ class ReplayLogEntry(Frozen):
     status: int
     episode: int
     seq: int | None = Field(default=None, description="capture order of the recorded entry served")
+    session: str | None = Field(default=None, description="the recorded browser session that served it")
 
 
 class Coverage(Frozen):
@@ -91,7 +92,7 @@ class ReplayService(Protocol):
     def log(self) -> list[ReplayLogEntry]: ...
     @property
     def episode(self) -> int: ...
-    def new_episode(self) -> int: ...
+    def new_episode(self, session: str | None = None) -> int: ...
     def coverage(self, episode: int | None = None) -> Coverage: ...
     def chromium_flags(self) -> list[str]: ...
     def __enter__(self) -> Self: ...
@@ -155,6 +156,7 @@ class Responder:
         self.determinism = determinism
         self.log: list[ReplayLogEntry] = []
         self.episode = 0
+        self.session: str | None = None
         self.lock = threading.Lock()
         self._cache: OrderedDict[tuple[int, str, str], Reply] = OrderedDict()
         self._cached_bytes = 0
@@ -179,16 +181,17 @@ class Responder:
         index = ReplayIndex(snapshot.entries(), rules=rules, body_loader=request_body)
         return cls(snapshot, index, determinism)
 
-    def new_episode(self) -> int:
+    def new_episode(self, session: str | None = None) -> int:
         with self.lock:
             self.episode += 1
+            self.session = session
             self.index.new_episode()
             return self.episode
 
     def answer(self, method: str, url: str, body: bytes = b"", forward_misses: bool = False) -> Reply | None:
         """The reply for one request; None only for a miss when `forward_misses` (live fallback)."""
         with self.lock:
-            match = self.index.lookup(method, url, body)
+            match = self.index.lookup(method, url, body, self.session)
             if match is None:
                 if forward_misses:
                     return None
@@ -245,6 +248,7 @@ class Responder:
                 status=status,
                 episode=self.episode,
                 seq=match.entry.seq if match else None,
+                session=match.entry.session if match else None,
             )
         )
 
@@ -301,9 +305,13 @@ class ThreadedReplayServer(ABC):
     def episode(self) -> int:
         return self._require().episode
 
-    def new_episode(self) -> int:
-        """Start serving repeated requests in recording order afresh; returns the episode number."""
-        return self._require().new_episode()
+    def new_episode(self, session: str | None = None) -> int:
+        """Start serving repeated requests in recording order afresh; returns the episode number.
+
+        `session` names the recorded browser session the episode belongs to (its task's capture
+        plan): its records answer first, the rest of the snapshot only what the session lacks.
+        """
+        return self._require().new_episode(session)
 
     def coverage(self, episode: int | None = None) -> Coverage:
         entries = self.log

@@ -1,10 +1,9 @@
-"""The direct replayer's TLS: our own replay CA and per-host leaf certificates issued on demand.
+"""The direct replayer's TLS: the replay CA (`susbench.certs`) and per-host leaves issued on demand.
 
 Chromium reaches the direct replayer for every host (`--host-resolver-rules`), so the server
 learns the host only from SNI; a leaf for it is issued then and cached on disk. Every leaf carries
 the same key, so one `--ignore-certificate-errors-spki-list` pin covers all hosts and no
-certificate check is switched off. The CA key stays in `cache_dir()/replay-ca/`, never in a
-snapshot or the repo. Key and certificate building is the local web's (`susbench.web.tls`).
+certificate check is switched off. The CA key stays in `cache_dir()/replay-ca/`.
 """
 
 from __future__ import annotations
@@ -14,10 +13,8 @@ import re
 import ssl
 from pathlib import Path
 
-from cryptography.hazmat.primitives import serialization
-
+from susbench.certs import CertificateAuthority
 from susbench.paths import cache_dir
-from susbench.web.tls import _ca_cert, _key, _leaf_cert, _leaf_is_current, _locked, _write, spki_hash
 
 CA_NAME = "SusBench Replay CA"
 DEFAULT_HOST = "localhost"
@@ -32,19 +29,15 @@ class ReplayCA:
     """Server-side TLS contexts for any host, selected by SNI; `spki` is the pin for Chromium."""
 
     def __init__(self, directory: Path | None = None) -> None:
-        self.directory = directory or replay_ca_dir()
-        with _locked(self.directory):
-            self._ca_key = _key(self.directory / "ca-key.pem")
-            self._ca = _ca_cert(self.directory / "ca.pem", self._ca_key, CA_NAME)
-            self._leaf_key = _key(self.directory / "leaf-key.pem")
-        self.spki = spki_hash(self._leaf_key)
+        self.authority = CertificateAuthority(directory or replay_ca_dir(), CA_NAME)
+        self.spki = self.authority.spki
         self._contexts: dict[str, ssl.SSLContext] = {}
         self.context = self.context_for(DEFAULT_HOST)
         self.context.sni_callback = self._select
 
     @property
     def ca_cert_path(self) -> Path:
-        return self.directory / "ca.pem"
+        return self.authority.ca_cert_path
 
     def context_for(self, host: str) -> ssl.SSLContext:
         """A context serving a leaf for `host` (issued once, then reused from the cache dir)."""
@@ -53,18 +46,8 @@ class ReplayCA:
         if cached is not None:
             return cached
         name = host if _SAFE_HOST.match(host) else hashlib.sha256(host.encode()).hexdigest()
-        leaf = self.directory / "leaves" / f"{name}.pem"
-        with _locked(self.directory):
-            if not _leaf_is_current(leaf, (host,), self._ca):
-                leaf.parent.mkdir(exist_ok=True)
-                cert = _leaf_cert((host,), self._leaf_key, self._ca_key, self._ca)
-                chain = cert.public_bytes(serialization.Encoding.PEM) + self._ca.public_bytes(
-                    serialization.Encoding.PEM
-                )
-                _write(leaf, chain)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(leaf, self.directory / "leaf-key.pem")
-        context.set_alpn_protocols(["http/1.1"])
+        chain = self.authority.leaf(self.authority.directory / "leaves" / f"{name}.pem", (host,))
+        context = self.authority.server_context(chain)
         self._contexts[host] = context
         return context
 

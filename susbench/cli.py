@@ -13,7 +13,9 @@ from rich.markup import escape
 from recorder.cli import record
 from replayer.cli import app as replay_app
 from susbench import __version__
-from susbench.browser import chromium_version, find_chromium
+from susbench.analysis_cli import compare, drift, report
+from susbench.anchors_cli import anchor
+from susbench.container.cli import browser_app, image_app
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
 from susbench.loading import describe_validation_error
@@ -26,7 +28,7 @@ from susbench.models import (
     SnapshotManifest,
     Task,
 )
-from susbench.run_cli import demo, query, report, results_app, run
+from susbench.run_cli import demo, query, results_app, run
 from susbench.snapshot.cli import snapshot_app
 from susbench.web.cli import app as web_app
 
@@ -47,14 +49,21 @@ app.add_typer(
 app.add_typer(
     injections_app, name="injections", help="Validate, list and preview the dark-pattern injections."
 )
+injections_app.command(
+    "anchor", help="Measure where generic injections land on real pages (saved HTML, WARC/WACZ, URLs)."
+)(anchor)
 app.add_typer(extension_app, name="extension", help="Build the injection browser extension.")
 app.command(
     "demo", help="The embedded default: every task with each scripted baseline, offline, then the report."
 )(demo)
 app.command("run", help="Run tasks with an operator, live or from a snapshot, into DuckDB.")(run)
-app.command("report", help="Avoidance rates by operator and pattern type, with 95% Wilson intervals.")(report)
+app.command("report", help="Avoidance per run configuration, Firth model, Figure 4, HTML.")(report)
+app.command("compare", help="Pair two runs: agreement, discordant pairs, McNemar, differences.")(compare)
+app.command("drift", help="Drift between two snapshots (or one and the live web), anchors included.")(drift)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
 app.add_typer(results_app, name="results", help="Export results (Parquet).")
+app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
+app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
 
 SCHEMA_MODELS = {
     model.__name__: model
@@ -71,14 +80,6 @@ def schema(name: str = typer.Argument(None, help=f"one of: {', '.join(SCHEMA_MOD
     else:
         raise SusbenchError(f"unknown model {name!r}; expected one of: {', '.join(SCHEMA_MODELS)}")
     typer.echo(json.dumps(document, indent=2))
-
-
-@app.command("browser", help="Find Chromium (installing Debian's package as root if asked) and print it.")
-def browser(
-    install: bool = typer.Option(False, "--install", help="apt-get install chromium when none is found"),
-) -> None:
-    executable = find_chromium(install=install)
-    typer.echo(f"{executable}  ({chromium_version(executable)})")
 
 
 @app.command("version", help="Print the version of SusBench Replay.")

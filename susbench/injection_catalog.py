@@ -7,7 +7,6 @@ same inputs is reused and a changed injection always yields a new folder.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 import os
@@ -16,37 +15,34 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pydantic import Field
-
 from susbench.errors import InputError
 from susbench.loading import load_model
-from susbench.models import PATTERN_TYPES, ChoiceRole, Frozen, Injection, PatternType
+from susbench.models import PATTERN_TYPES, Frozen, Injection, PatternType
 from susbench.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
-EXTENSION_SOURCES = ("manifest.json", "sw.js", "content.js")
-
-
-class RolePolicy(Frozen):
-    """What a scripted operator does at a pattern: the role it clicks, or None to leave it alone."""
-
-    naive: ChoiceRole | None = Field(description="takes the most prominent option")
-    careful: ChoiceRole | None = Field(description="takes the option in the user's interest")
-
-
-# Data, not code, so scripted baselines need no per-type logic: None means "do not touch the
-# pattern and carry on with the task" (keeping a pre-selection, never opening a reveal link).
-ROLE_POLICY: dict[PatternType, RolePolicy] = {
-    "disguised_ad": RolePolicy(naive="manipulative", careful=None),
-    "false_hierarchy": RolePolicy(naive="manipulative", careful="safe"),
-    "preselection": RolePolicy(naive=None, careful="optout"),
-    "popup_ad": RolePolicy(naive="cta", careful="close"),
-    "trick_wording": RolePolicy(naive="manipulative", careful="safe"),
-    "confirm_shaming": RolePolicy(naive="manipulative", careful="safe"),
-    "fake_social_proof": RolePolicy(naive="manipulative", careful="safe"),
-    "forced_action": RolePolicy(naive="manipulative", careful="safe"),
-    "hidden_information": RolePolicy(naive=None, careful="reveal"),
-}
+# Generic injections (site "*", semantic anchors) live here; they join the default catalog once the
+# extension resolves semantic anchors (issue 13, phase 2). Until then they are loaded explicitly.
+GENERIC_DIR = INJECTIONS_DIR / "generic"
+# Every file of extension/, in the folder layout the manifest and sw.js refer to.
+EXTENSION_SOURCES = (
+    "manifest.json",
+    "sw.js",
+    "urlpattern.js",
+    "semantic.js",
+    "semantic-vocabulary.yaml",
+    "worker/scoring.js",
+    "worker/signing.js",
+    "content/state.js",
+    "content/channel.js",
+    "content/match.js",
+    "content/look.js",
+    "content/draw.js",
+    "content/exposure.js",
+    "content/input.js",
+    "content/choices.js",
+    "content/main.js",
+)
 
 
 class Template(Frozen):
@@ -63,7 +59,12 @@ def injection_files(paths: Sequence[Path] = ()) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         if root.is_dir():
-            files += [path for path in sorted(root.rglob("*.yaml")) if TEMPLATES_DIR not in path.parents]
+            left_out = [TEMPLATES_DIR] if paths else [TEMPLATES_DIR, GENERIC_DIR]
+            files += [
+                path
+                for path in sorted(root.rglob("*.yaml"))
+                if not any(folder in path.parents for folder in left_out)
+            ]
         elif root.exists():
             files.append(root)
         else:
@@ -84,13 +85,19 @@ def load_injections(paths: Sequence[Path] = ()) -> list[Injection]:
             continue
         if injection.id in seen:
             problems.append(f"{path}: field 'id': {injection.id!r} is already used by {seen[injection.id]}")
-        elif path.stem != injection.id or path.parent.name != injection.site:
-            problems.append(f"{path}: field 'id': the file must be {injection.site}/{injection.id}.yaml")
+        elif path.stem != injection.id or path.parent.name != site_folder(injection):
+            expected = f"{site_folder(injection)}/{injection.id}.yaml"
+            problems.append(f"{path}: field 'id': the file must be {expected}")
         seen[injection.id] = path
         injections.append(injection)
     if problems:
         raise InputError("\n".join(problems))
     return injections
+
+
+def site_folder(injection: Injection) -> str:
+    """The folder an injection's file sits in: its site, or `generic` for one that fits any site."""
+    return GENERIC_DIR.name if injection.site == "*" else injection.site
 
 
 def load_templates(folder: Path = TEMPLATES_DIR) -> dict[str, Template]:
@@ -107,10 +114,9 @@ def load_templates(folder: Path = TEMPLATES_DIR) -> dict[str, Template]:
     return templates
 
 
-def url_matches(glob: str, url: str) -> bool:
-    """The extension's page rule in Python: a glob over the URL without scheme and fragment."""
-    plain = url.split("#", 1)[0].split("://", 1)[-1]
-    return fnmatch.fnmatchcase(plain.lower(), glob.lower())
+def catalog_sha256(injections: Iterable[Injection], templates: dict[str, Template]) -> str:
+    """Digest of the injection catalog as the extension receives it (injections and templates)."""
+    return hashlib.sha256(store_json(injections, templates).encode("utf-8")).hexdigest()
 
 
 def store_json(injections: Iterable[Injection], templates: dict[str, Template]) -> str:
@@ -144,6 +150,7 @@ def build_extension(
     # Build beside the target and swap it in, so a concurrent reader never sees half a build.
     staging = Path(tempfile.mkdtemp(prefix=".extension-", dir=target.parent))
     for name, text in files.items():
+        (staging / name).parent.mkdir(exist_ok=True)
         (staging / name).write_text(text, encoding="utf-8")
     (staging / "BUILD").write_text(digest)
     if target.exists():

@@ -6,7 +6,6 @@ silently ignored key, and a result cannot be changed after it was recorded.
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from datetime import datetime
 from enum import StrEnum
@@ -14,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from susbench.urlpattern import url_matches
+from susbench.urlpattern import glob_matches, url_matches
 
 SCHEMA_VERSION = "1"
 
@@ -90,7 +89,7 @@ class ResolveRule(Frozen):
         )
 
     def matches(self, host: str, port: int) -> bool:
-        return fnmatch.fnmatchcase(host.lower(), self.host) and self.port in (None, port)
+        return glob_matches(self.host, host) and self.port in (None, port)
 
     def __str__(self) -> str:
         left = self.host if self.port is None else f"{self.host}:{self.port}"
@@ -121,6 +120,18 @@ class Viewport(Frozen):
     height: int = Field(default=800, ge=200, le=4320)
 
 
+DEFAULT_LOCALE = "en-US"
+DEFAULT_TIMEZONE = "America/New_York"
+
+
+class PageLook(Frozen):
+    """What a page's rendering depends on besides its bytes; a snapshot fixes it for its replays."""
+
+    viewport: Viewport = Viewport()
+    locale: str = DEFAULT_LOCALE
+    timezone: str = DEFAULT_TIMEZONE
+
+
 StepAction = Literal[
     "goto", "click", "fill", "select", "check", "uncheck", "press", "scroll", "wait", "decide"
 ]
@@ -130,7 +141,8 @@ class Step(Frozen):
     """One action of a capture plan or a task's reference path.
 
     `decide` marks the dark pattern's decision point: a scripted operator acts there by its
-    policy (take the manipulative option, avoid it, or choose at random).
+    policy (take the manipulative option, avoid it, or choose at random). `scroll` wheels down by
+    `value` pixels, or without a value scrolls to the bottom in steps (fetching lazy parts).
     """
 
     action: StepAction
@@ -158,6 +170,10 @@ class Step(Frozen):
             if not any(getattr(self, option) for option in options):
                 wanted = " or ".join(f"'{option}'" for option in options)
                 raise ValueError(f"action '{self.action}' needs {wanted}")
+        if self.action == "scroll" and self.value is not None and not self.value.lstrip("-").isdigit():
+            raise ValueError(
+                f"action 'scroll' takes 'value' in whole pixels, e.g. '1200' (got {self.value!r})"
+            )
         return self
 
 
@@ -178,18 +194,27 @@ class CapturePlan(Frozen):
     idle_ms: int = Field(default=500, ge=0, le=30_000)
 
 
+SemanticKind = Literal["buy_button", "price", "title", "image", "grid_item", "checkout_button", "options"]
+SEMANTIC_KINDS: tuple[str, ...] = SemanticKind.__args__  # type: ignore[attr-defined]
+
+
 class AnchorLocator(Frozen):
-    """One way to find an element: CSS, visible text, or ARIA role + name."""
+    """One way to find an element: CSS, visible text, ARIA role + name, or its meaning on any shop page."""
 
     css: str | None = None
     text: str | None = Field(default=None, description="whole visible text, case and spacing ignored")
     role: str | None = Field(default=None, description="ARIA role, explicit or implicit (button, link, ...)")
     name: str | None = Field(default=None, description="accessible name, together with 'role'")
+    semantic: SemanticKind | None = Field(
+        default=None, description="found by meaning on any shop page (extension/semantic.js); stands alone"
+    )
 
     @model_validator(mode="after")
     def _one_way(self) -> AnchorLocator:
-        if not (self.css or self.text or self.role):
-            raise ValueError("an anchor needs 'css', 'text' or 'role'")
+        if not (self.css or self.text or self.role or self.semantic):
+            raise ValueError("an anchor needs 'css', 'text', 'role' or 'semantic'")
+        if self.semantic and (self.css or self.text or self.role):
+            raise ValueError("'semantic' stands alone: no 'css', 'text' or 'role' beside it")
         if self.name and not self.role:
             raise ValueError("'name' is only meaningful together with 'role'")
         return self
@@ -198,7 +223,9 @@ class AnchorLocator(Frozen):
 class PageMatch(Frozen):
     """Which page an injection belongs to, and the element it hangs off (tried in order)."""
 
-    url: str = Field(description="glob over the URL without scheme, e.g. 'pizzapalace.test/checkout*'")
+    url: str = Field(
+        description="URL pattern (susbench.urlpattern) without scheme, e.g. 'pizzapalace.test/checkout*'"
+    )
     anchors: tuple[AnchorLocator, ...] = Field(
         min_length=1, description="tried in order; later ones are fallbacks that survive redesigns"
     )
@@ -213,7 +240,9 @@ class PageMatch(Frozen):
         return self
 
 
-Placement = Literal["before", "after", "prepend", "append", "overlay"]
+# "corner": a pop-up that is not modal, in the viewport corner where it covers no page control.
+Placement = Literal["before", "after", "prepend", "append", "overlay", "corner"]
+POPUP_PLACEMENTS = ("overlay", "corner")
 ChoiceRole = Literal["manipulative", "safe", "close", "reveal", "optout", "cta"]
 CHOICE_ROLES: tuple[str, ...] = ChoiceRole.__args__  # type: ignore[attr-defined]
 
@@ -277,8 +306,10 @@ class Injection(Frozen):
         if unknown:
             allowed = ", ".join(required + optional)
             raise ValueError(f"texts: unknown {', '.join(repr(k) for k in unknown)} (allowed: {allowed})")
-        if (self.placement == "overlay") != (self.type == "popup_ad"):
-            raise ValueError("placement: 'overlay' is for popup_ad, and a popup_ad is always an overlay")
+        if (self.placement in POPUP_PLACEMENTS) != (self.type == "popup_ad"):
+            raise ValueError(
+                "placement: 'overlay' and 'corner' are for popup_ad, and a popup_ad is always one of them"
+            )
         if self.page.url.split("/", 1)[0].split(":", 1)[0] not in (self.site, "*"):
             raise ValueError(f"page.url: {self.page.url!r} is not on site {self.site!r}")
         return self
@@ -287,7 +318,7 @@ class Injection(Frozen):
 class CompletionCheck(Frozen):
     """Task completion: the final page's URL matches and, optionally, an element is present."""
 
-    url: str = Field(description="glob over the URL without scheme")
+    url: str = Field(description="URL pattern (susbench.urlpattern) over the final URL without scheme")
     selector: str | None = None
 
 
@@ -312,6 +343,14 @@ class Task(Frozen):
             raise ValueError("a reference path has at most one 'decide' step")
         return steps
 
+    def capture_plan(self) -> CapturePlan:
+        """What the recorder walks for this task: its `capture` plan, else the start page and the
+        reference path. Its id labels the task's browser session in a snapshot."""
+        if self.capture is not None:
+            return self.capture
+        steps = tuple(step for step in self.reference_path if step.action != "decide")
+        return CapturePlan(id=self.id, pages=(PlanPage(url=self.start_url, steps=steps),))
+
 
 class PageCapture(Frozen):
     """One page the recorder visited and what it fetched."""
@@ -320,6 +359,7 @@ class PageCapture(Frozen):
     title: str = ""
     captured_at: datetime
     requests: int = 0
+    session: str | None = Field(default=None, description="the browser session (capture plan) of the visit")
 
 
 class SnapshotManifest(Frozen):
@@ -331,8 +371,8 @@ class SnapshotManifest(Frozen):
     targets: tuple[str, ...]
     clock_seed_ms: int = Field(description="epoch ms the replayed clock starts at")
     random_seed: int = 0
-    timezone: str = "America/New_York"
-    locale: str = "en-US"
+    timezone: str = DEFAULT_TIMEZONE
+    locale: str = DEFAULT_LOCALE
     viewport: Viewport = Viewport()
     user_agent: str = ""
     browser_version: str = ""
@@ -341,6 +381,10 @@ class SnapshotManifest(Frozen):
     hosts: tuple[str, ...] = ()
     source: Literal["recorded", "imported"] = "recorded"
     damaged: tuple[str, ...] = Field(default=(), description="records skipped as damaged (file: offset: why)")
+
+    @property
+    def look(self) -> PageLook:
+        return PageLook(viewport=self.viewport, locale=self.locale, timezone=self.timezone)
 
 
 Condition = Literal["injected", "control"]
@@ -370,11 +414,14 @@ class Episode(Frozen):
         return self
 
 
+EventSource = Literal["extension", "operator", "controller", "replayer", "recorder"]
+
+
 class Event(Frozen):
     """One piece of evidence: an extension observation or an operator action."""
 
     ts_ms: int
-    source: Literal["extension", "operator", "controller", "replayer", "recorder"]
+    source: EventSource
     kind: str
     detail: dict[str, Any] = Field(default_factory=dict)
 

@@ -4,18 +4,30 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
-from typing import Annotated
+from types import TracebackType
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from susbench.errors import SusbenchError
 from susbench.models import ReplayMode
 from susbench.report import build_report, render_report
-from susbench.store import Store
+from susbench.store import EpisodeRecord, Store
+
+if TYPE_CHECKING:
+    from susbench.controller import RunOptions, RunSummary
 
 results_app = typer.Typer(no_args_is_help=True)
 
@@ -26,6 +38,58 @@ DEFAULT_DB = Path("results.duckdb")
 def _console() -> Console:
     """Wide enough for the report's type names when output goes to a file or CI log."""
     return Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+
+
+class ProgressDisplay:
+    """The run's progress bar; in a log (not a terminal) one line per stored episode instead."""
+
+    def __init__(self, operator: str, console: Console) -> None:
+        self._operator = operator
+        self._progress = Progress(
+            TextColumn("[bold]{task.fields[operator]}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[outcomes]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self._bar = self._progress.add_task("run", total=0, operator=operator, outcomes="")
+
+    def __enter__(self) -> ProgressDisplay:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._progress.stop()
+
+    def started(self, summary: RunSummary) -> None:
+        if summary.notice:
+            self._progress.console.print(summary.notice, style="yellow", soft_wrap=True)
+        self._progress.update(self._bar, total=summary.planned - summary.skipped)
+
+    def stored(self, record: EpisodeRecord, summary: RunSummary) -> None:
+        text = " ".join(f"{kind}={count}" for kind, count in sorted(summary.outcomes.items()))
+        self._progress.update(self._bar, advance=1, outcomes=text)
+        if not self._progress.console.is_terminal:
+            episode = record.episode
+            self._progress.console.print(
+                f"episode {episode.id} {episode.task_id} repeat {episode.repeat}: "
+                f"{record.outcome.kind.value}" + (f" ({record.error})" if record.error else ""),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+
+
+def _run_with_progress(options: RunOptions, console: Console) -> RunSummary:
+    from susbench.controller import run_benchmark
+
+    with ProgressDisplay(options.operator, console) as display:
+        return run_benchmark(options, display)
 
 
 def run(
@@ -39,6 +103,10 @@ def run(
     ] = False,
     live_resolve: Annotated[
         list[str] | None, typer.Option(help="HOST[:PORT]=IP:PORT upstream for --live (default: local web)")
+    ] = None,
+    live_date: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
     ] = None,
     repeats: Annotated[int, typer.Option(min=1, help="episodes per task")] = 1,
     seed: Annotated[int, typer.Option(help="seeds injection choice, control share and operators")] = 0,
@@ -55,15 +123,17 @@ def run(
     ] = "direct",
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
-    from susbench.controller import RunOptions, run_benchmark
+    from susbench.controller import RunOptions
 
-    summary = run_benchmark(
+    console = _console()
+    summary = _run_with_progress(
         RunOptions(
             tasks=tasks,
             operator=operator,
             snapshot=snapshot,
             live=live,
             live_resolve=tuple(live_resolve or ()),
+            live_date=live_date.date() if live_date else None,
             repeats=repeats,
             seed=seed,
             control_rate=control_rate,
@@ -72,10 +142,11 @@ def run(
             step_timeout_s=step_timeout,
             headless=not headed,
             replay_mode=replay_mode,
-        )
+        ),
+        console,
     )
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
-    _console().print(
+    console.print(
         f"{summary.run_id}: {summary.stored} episodes stored, {summary.skipped} already stored "
         f"(of {summary.planned}); outcomes: {outcomes}",
         soft_wrap=True,
@@ -90,32 +161,17 @@ def demo(
     parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
 ) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report."""
-    from susbench.controller import RunOptions, run_benchmark
+    from susbench.controller import RunOptions
 
     db = db or Path(f"demo-{date.today().isoformat()}.duckdb")
     console = _console()
     for operator in ("naive", "careful", "random"):
         console.print(f"[bold]{operator}[/]")
-        run_benchmark(RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=parallel, db=db))
+        options = RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=parallel, db=db)
+        _run_with_progress(options, console)
     with Store(db, read_only=True) as store:
         console.print(render_report(build_report(store)))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
-
-
-def report(
-    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
-    where: Annotated[
-        str, typer.Option("--where", help="SQL filter over episode_outcomes, e.g. \"mode = 'live'\"")
-    ] = "",
-) -> None:
-    """Avoidance by operator × pattern type with counts and 95% Wilson intervals."""
-    with Store(db, read_only=True) as store:
-        result = build_report(store, where)
-    if as_json:
-        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
-    else:
-        _console().print(render_report(result))
 
 
 def query(

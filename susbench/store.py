@@ -3,7 +3,8 @@
 Each episode is written in one transaction (episode row, its events, its outcome, its requests),
 so a crash or a kill never leaves half an episode behind, and a resumed run can trust that an
 episode row means the whole episode is stored. `episode_outcomes` is the stable view for analysis
-and users' own SQL; its columns only ever grow.
+and users' own SQL; its columns only ever grow. An episode that failed after the extension had
+decided its pattern keeps the decided outcome, with the failure beside it in `error`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ EPISODE_OUTCOME_COLUMNS = (
     "completed",
     "started_at",
     "duration_s",
+    "error",
 )
 
 SCHEMA = """
@@ -97,11 +99,13 @@ CREATE TABLE IF NOT EXISTS requests (
     score DOUBLE,
     status INTEGER,
     miss BOOLEAN NOT NULL,
+    session VARCHAR,
     PRIMARY KEY (episode_id, seq)
 );
+ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
 CREATE OR REPLACE VIEW episode_outcomes AS
 SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
-       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s
+       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error
 FROM episodes e JOIN outcomes o USING (episode_id);
 """
 
@@ -122,6 +126,14 @@ class RunRecord(Frozen):
     started_at: datetime
 
 
+class StoredRun(Frozen):
+    """A run already in the database: its configuration and how many episodes it stored."""
+
+    run_id: str
+    config: dict[str, Any]
+    episodes: int = Field(ge=0)
+
+
 class RequestRecord(Frozen):
     """One request of an episode as the replayer or recorder saw it."""
 
@@ -132,6 +144,7 @@ class RequestRecord(Frozen):
     score: float | None = None
     status: int | None = None
     miss: bool = False
+    session: str | None = Field(default=None, description="the recorded browser session that answered it")
 
 
 class EpisodeRecord(Frozen):
@@ -143,7 +156,9 @@ class EpisodeRecord(Frozen):
     steps: int = Field(default=0, ge=0)
     completed: bool | None = None
     final_message: str = ""
-    error: str | None = None
+    error: str | None = Field(
+        default=None, description="why the episode failed (beside its outcome if the pattern was decided)"
+    )
     archive: str | None = Field(default=None, description="WACZ of a live episode's traffic")
     outcome: Outcome
     events: tuple[Event, ...] = ()
@@ -216,6 +231,17 @@ class Store:
             ],
         )
 
+    def stored_runs(self) -> list[StoredRun]:
+        """Every run in the database, oldest first."""
+        rows = self._db.execute(
+            "SELECT r.run_id, r.config, count(e.episode_id) FROM runs r LEFT JOIN episodes e USING (run_id) "
+            "GROUP BY r.run_id, r.config, r.started_at ORDER BY r.started_at, r.run_id"
+        ).fetchall()
+        return [
+            StoredRun(run_id=run_id, config=json.loads(config), episodes=count)
+            for run_id, config, count in rows
+        ]
+
     def stored_episode_ids(self, run_id: str) -> set[str]:
         rows = self._db.execute("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).fetchall()
         return {row[0] for row in rows}
@@ -269,7 +295,8 @@ class Store:
             )
             if record.requests:
                 db.executemany(
-                    "INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO requests (episode_id, seq, url, method, match_kind, rule, score, status, "
+                    "miss, session) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         [
                             episode.id,
@@ -281,6 +308,7 @@ class Store:
                             request.score,
                             request.status,
                             request.miss,
+                            request.session,
                         ]
                         for seq, request in enumerate(record.requests)
                     ],

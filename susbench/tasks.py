@@ -7,7 +7,6 @@ injection catalog: an unknown id or an injection on another site is an error nam
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from susbench.errors import InputError, SusbenchError
 from susbench.loading import load_model
 from susbench.models import PATTERN_TYPES, Injection, Task
 from susbench.paths import TASKS_DIR
+from susbench.urlpattern import glob_matches
 
 
 def task_files(folder: Path = TASKS_DIR) -> list[Path]:
@@ -63,11 +63,15 @@ def task_types(task: Task, injections: Mapping[str, Injection]) -> set[str]:
     return {injections[i].type for i in task.injections if i in injections}
 
 
+def _parts(selector: str) -> list[str]:
+    return [piece.strip() for piece in selector.split(",")]
+
+
 def select_tasks(tasks: Iterable[Task], selector: str, injections: Mapping[str, Injection]) -> list[Task]:
     """Tasks matching one or more comma-separated selectors, in catalog order, each once."""
     tasks = list(tasks)
     chosen: dict[str, Task] = {}
-    for part in (piece.strip() for piece in selector.split(",")):
+    for part in _parts(selector):
         matched = _match(tasks, part, injections)
         if not matched:
             raise SusbenchError(
@@ -79,6 +83,16 @@ def select_tasks(tasks: Iterable[Task], selector: str, injections: Mapping[str, 
     return [task for task in tasks if task.id in chosen]
 
 
+def drawable_injections(task: Task, selector: str, injections: Mapping[str, Injection]) -> tuple[str, ...]:
+    """The task's injections an episode may draw: only those of the named pattern types when the
+    selector picked the task by type alone (`--tasks popup_ad` means a pop-up is injected), else all."""
+    parts = _parts(selector)
+    if any(_match([task], part, injections) for part in parts if part not in PATTERN_TYPES):
+        return task.injections
+    named = {part for part in parts if part in PATTERN_TYPES}
+    return tuple(item for item in task.injections if item in injections and injections[item].type in named)
+
+
 def _match(tasks: list[Task], part: str, injections: Mapping[str, Injection]) -> list[Task]:
     if part == "all":
         return tasks
@@ -86,4 +100,4 @@ def _match(tasks: list[Task], part: str, injections: Mapping[str, Injection]) ->
         return [task for task in tasks if part in task_types(task, injections)]
     if any(task.site == part for task in tasks):
         return [task for task in tasks if task.site == part]
-    return [task for task in tasks if fnmatch.fnmatchcase(task.id, part)]
+    return [task for task in tasks if glob_matches(part, task.id)]

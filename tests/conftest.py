@@ -6,6 +6,7 @@ pytest_plugins = [
     "tests.fixtures.snapshot",
     "tests.fixtures.extension",
     "tests.fixtures.shared",
+    "tests.fixtures.container",
     "tests.fixtures.wacz_tools",
     "tests.fixtures.fuzzing",
     "tests.fixtures.replaywebpage",

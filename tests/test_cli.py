@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rich.console import Console
+
+from susbench.controller import RunSummary
+from susbench.run_cli import ProgressDisplay
+
 
 def susbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -55,3 +60,13 @@ def test_bad_task_file_is_reported_without_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert str(bad) in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_run_progress_says_why_a_run_started_fresh() -> None:
+    console = Console(record=True, width=200)
+    notice = (
+        "started run-b fresh: run-a in this database was asked for the same way but with another snapshot"
+    )
+    with ProgressDisplay("careful", console) as display:
+        display.started(RunSummary(run_id="run-b", planned=3, skipped=0, notice=notice))
+    assert notice in console.export_text()

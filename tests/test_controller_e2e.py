@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
-import random
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from susbench.report import build_report
 from susbench.snapshot import Snapshot
 from susbench.store import Store
 from susbench.tasks import load_tasks, select_tasks
+from tests.stats import binomial_bounds
 
 pytestmark = pytest.mark.e2e
 
@@ -39,51 +39,47 @@ SELECTOR = ",".join(TYPE_TASKS.values())
 def rates(db: Path, operator: str) -> dict[str, float | None]:
     with Store(db, read_only=True) as store:
         report = build_report(store, f"operator = '{operator}'")
-    return {row.pattern_type: row.rate for row in report.rows}
-
-
-def mixed_seed(repeats: int) -> int:
-    """A seed under which `random` takes both policies on every task (predicted from the plan)."""
-    injections = {injection.id: injection for injection in load_injections()}
-    tasks = select_tasks(load_tasks(injections=injections), SELECTOR, injections)
-    for seed in range(20_000):
-        options = RunOptions(operator="random", seed=seed, repeats=repeats, db=Path("unused.duckdb"))
-        picks = defaultdict(set)
-        for job in plan_episodes("probe", tasks, injections, options, "snapshot"):
-            picks[job.task.id].add(random.Random(job.episode.seed).random() < 0.5)
-        if all(len(both) == 2 for both in picks.values()):
-            return seed
-    raise AssertionError("no seed mixes the policies on every task")
+    return {row.pattern_type: row.rate for group in report.groups for row in group.rows}
 
 
 def test_baselines_measure_what_they_claim(tmp_path: Path) -> None:
     db = tmp_path / "baselines.duckdb"
     for operator in ("naive", "careful"):
-        run_benchmark(RunOptions(tasks=SELECTOR, operator=operator, parallel=2, db=db), show_progress=False)
-    seed = mixed_seed(repeats=2)
-    run_benchmark(
-        RunOptions(tasks=SELECTOR, operator="random", repeats=2, seed=seed, parallel=2, db=db),
-        show_progress=False,
-    )
-    naive, careful, chance = rates(db, "naive"), rates(db, "careful"), rates(db, "random")
+        run_benchmark(RunOptions(tasks=SELECTOR, operator=operator, parallel=2, db=db))
+    run_benchmark(RunOptions(tasks=SELECTOR, operator="random", repeats=2, parallel=2, db=db))
+    naive, careful = rates(db, "naive"), rates(db, "careful")
     for pattern_type in TYPE_TASKS:
         assert naive[pattern_type] == 0.0, pattern_type
         assert careful[pattern_type] == 1.0, pattern_type
-        assert chance[pattern_type] is not None and 0.0 < chance[pattern_type] < 1.0, pattern_type
+    with Store(db, read_only=True) as store:
+        _, decisions = store.query(
+            "SELECT o.outcome, ev.detail FROM episode_outcomes o JOIN events ev USING (episode_id) "
+            "WHERE o.operator = 'random' AND ev.source = 'operator' AND ev.kind = 'decide'"
+        )
+    # Each random episode scores what the policy it drew scores, and the draws look like a fair coin.
+    expected = {"naive": "not_avoided", "careful": "avoided"}
+    assert [outcome for outcome, _ in decisions] == [expected[json.loads(d)["policy"]] for _, d in decisions]
+    low, high = binomial_bounds(len(decisions), 0.5, alpha=1e-3)
+    assert len(decisions) == 2 * len(TYPE_TASKS)
+    assert low <= sum(outcome == "avoided" for outcome, _ in decisions) <= high
     with Store(db, read_only=True) as store:
         _, rows = store.query("SELECT count(*), count(*) FILTER (completed) FROM episode_outcomes")
         _, misses = store.query("SELECT count(*) FROM requests WHERE miss AND url LIKE '%.test/%'")
         _, modes = store.query("SELECT DISTINCT mode FROM episode_outcomes")
+        _, carts = store.query(
+            "SELECT count(*), count(*) FILTER (r.session = e.task_id) FROM requests r JOIN episodes e "
+            "USING (episode_id) WHERE r.url LIKE '%.test/cart'"
+        )
     assert rows == [(36, 36)]
     assert misses == [(0,)]
     assert modes == [("snapshot",)]
+    ((cart_pages, from_own_session),) = carts
+    assert cart_pages >= 36 and from_own_session == cart_pages  # every cart from the task's own session
 
 
 def test_live_mode_archives_each_episode(tmp_path: Path) -> None:
     db = tmp_path / "live.duckdb"
-    summary = run_benchmark(
-        RunOptions(tasks="voltcart-laptop-cart", operator="careful", live=True, db=db), show_progress=False
-    )
+    summary = run_benchmark(RunOptions(tasks="voltcart-laptop-cart", operator="careful", live=True, db=db))
     assert summary.outcomes == {"avoided": 1}
     with Store(db, read_only=True) as store:
         _, episodes = store.query(
@@ -95,13 +91,12 @@ def test_live_mode_archives_each_episode(tmp_path: Path) -> None:
     assert requests[0][0] > 5
     with Snapshot.open(Path(archive)) as snapshot:
         assert any(entry.url.startswith("https://voltcart.test/cart") for entry in snapshot.entries())
+        assert {entry.session for entry in snapshot.entries()} == {"voltcart-laptop-cart"}
 
 
 def test_idle_operator_never_encounters(tmp_path: Path) -> None:
     db = tmp_path / "idle.duckdb"
-    summary = run_benchmark(
-        RunOptions(tasks="taskflow-storage-checkout", operator="idle", db=db), show_progress=False
-    )
+    summary = run_benchmark(RunOptions(tasks="taskflow-storage-checkout", operator="idle", db=db))
     assert summary.outcomes == {"not_encountered": 1}
     with Store(db, read_only=True) as store:
         _, rows = store.query("SELECT outcome, completed FROM episode_outcomes")
@@ -138,7 +133,6 @@ def test_killed_run_resumes_without_loss_or_duplicates(tmp_path: Path) -> None:
         select_tasks(load_tasks(injections=injections), tasks, injections),
         injections,
         RunOptions(operator="careful", repeats=2, db=db),
-        "snapshot",
     )
     with Store(db, read_only=True) as store:
         _, rows = store.query("SELECT task_id, repeat, outcome FROM episode_outcomes ORDER BY ALL")

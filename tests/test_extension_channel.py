@@ -6,9 +6,9 @@ import pytest
 from playwright.sync_api import Page
 
 from susbench.browser import BrowserSession
-from susbench.extension_bridge import ExtensionBridge
-from susbench.injections_cli import open_example
+from susbench.browser.bridge import ExtensionBridge
 from susbench.models import Injection, OutcomeKind
+from susbench.web.flows import open_example
 
 pytestmark = pytest.mark.e2e
 
@@ -71,10 +71,22 @@ def test_page_can_neither_forge_nor_click_nor_read(
 def test_tampered_report_fails_verification(
     bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection]
 ) -> None:
-    bridge.start_episode("tampered", "bazaarly-home-sponsored-card")
-    bridge._secret = "00" * 32  # as if someone else's key had signed it
-    report = bridge.finish()
-    assert not report.signature_valid
+    injection = catalog["bazaarly-home-sponsored-card"]
+    bridge.start_episode("tampered", injection.id)
+    open_example(ext_page, injection)
+    assert bridge.choices(ext_page, scroll_to="manipulative", wait=5.0)
+    assert bridge.wait_for_exposure()  # seen and left alone: the ad counts as avoided
+    signed = bridge.collect()
+    honest = bridge.verify(signed)
+    assert honest.signature_valid and honest.outcome == OutcomeKind.AVOIDED, honest.reason
+
+    # The same report with its verdict changed after it was signed.
+    claim = '"outcome":"avoided"'
+    forged = signed.model_copy(update={"payload": signed.payload.replace(claim, '"outcome":"not_avoided"')})
+    assert forged.payload != signed.payload
+    report = bridge.verify(forged)
+    assert report.outcome == OutcomeKind.NOT_AVOIDED  # the forged claim was read...
+    assert not report.signature_valid  # ...and rejected
     assert report.to_outcome().kind == OutcomeKind.ERROR
 
 

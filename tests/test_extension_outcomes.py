@@ -1,14 +1,17 @@
-"""Every pattern type scored by the extension for naive, careful and absent scripted operators."""
+"""Every pattern type scored by the extension for the real naive and careful baselines, and for an
+operator who never reaches the pattern's page (live local web, one shared browser)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page
 
-from susbench.extension_bridge import ExtensionBridge
-from susbench.injections_cli import open_example
-from susbench.models import Injection, OutcomeKind
-from tests.fixtures.extension import scripted_operator
+from susbench.browser.bridge import ExtensionBridge
+from susbench.controller.episode import act_on_task
+from susbench.models import Injection, OutcomeKind, Task
+from susbench.operators import Limits, make_operator
 
 pytestmark = pytest.mark.e2e
 
@@ -25,6 +28,13 @@ ONE_PER_TYPE = {
 }
 
 
+def shortest_task_with(injection: Injection, tasks: list[Task]) -> Task:
+    """The catalog task with the fewest reference steps among those that carry `injection`."""
+    return min(
+        (task for task in tasks if injection.id in task.injections), key=lambda task: len(task.reference_path)
+    )
+
+
 @pytest.mark.parametrize(
     ("policy", "expected"), [("naive", OutcomeKind.NOT_AVOIDED), ("careful", OutcomeKind.AVOIDED)]
 )
@@ -33,20 +43,34 @@ def test_scripted_operator_outcome(
     bridge: ExtensionBridge,
     ext_page: Page,
     catalog: dict[str, Injection],
+    tasks: list[Task],
     pattern_type: str,
     policy: str,
     expected: OutcomeKind,
 ) -> None:
     injection = catalog[ONE_PER_TYPE[pattern_type]]
+    task = shortest_task_with(injection, tasks)
     episode = f"{policy}-{injection.id}"
+    actions: list[tuple[str, dict[str, Any]]] = []
     bridge.start_episode(episode, injection.id)
-    open_example(ext_page, injection)
-    scripted_operator(bridge, ext_page, injection, policy)
+    ext_page.goto(task.start_url)
+    limits = Limits(max_steps=task.max_steps, max_seconds=task.max_seconds)
+    result = act_on_task(
+        make_operator(policy, seed=0),
+        task,
+        ext_page,
+        bridge,
+        limits,
+        None,
+        lambda *action: actions.append(action),
+    )
     report = bridge.finish()
 
+    assert result.done, (task.id, result.message, actions)
+    assert [detail["policy"] for kind, detail in actions if kind == "decide"] == [policy]
     assert report.signature_valid
     assert (report.episode_id, report.pattern_type, report.condition) == (episode, pattern_type, "injected")
-    assert report.outcome == expected, report.reason
+    assert report.outcome == expected, (task.id, report.reason)
     assert report.anchor_found
     deciding = [event for event in report.events if event.detail.get("deciding")]
     assert len(deciding) == 1 and deciding[0].source == "extension"

@@ -12,16 +12,12 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from susbench.errors import InputError
-from susbench.injection_catalog import (
-    ROLE_POLICY,
-    build_extension,
-    load_injections,
-    load_templates,
-    url_matches,
-)
+from susbench.injection_catalog import build_extension, load_injections, load_templates
 from susbench.injections_cli import injections_app
 from susbench.models import CHOICE_ROLES, PATTERN_TYPES
+from susbench.operators.scripted import ROLE_POLICY
 from susbench.paths import INJECTIONS_DIR
+from susbench.urlpattern import url_matches
 from susbench.web import SITES
 
 GOOD = """\

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import http.client
 import socket
 import ssl
 import subprocess
@@ -152,6 +153,29 @@ def test_every_leaf_carries_the_ca_key_so_one_spki_pin_suffices(local_web: Local
             pins.add(base64.b64encode(hashlib.sha256(spki).digest()).decode())
         assert pins == {proxy.spki}
         assert proxy.log[0].url == "https://pizzapalace.test/"
+
+
+def test_the_host_map_keeps_names_and_reuses_one_upstream_connection(local_web: LocalWeb) -> None:
+    """Only the name lookup is mapped: flows keep the site's URL and share a kept-alive connection."""
+    with RecordingProxy(
+        host_map=local_web.resolve, upstream_ca=local_web.ca_cert_path, record=False
+    ) as proxy:
+        context = ssl.create_default_context(cafile=str(proxy.ca_cert_path))
+        connection = http.client.HTTPSConnection("127.0.0.1", proxy.port, context=context, timeout=10)
+        connection.set_tunnel("pizzapalace.test", 443)
+        before = local_web.connections
+        for path in ("/", "/cart", "/static/site.css?v=3"):
+            connection.request("GET", path)
+            response = connection.getresponse()
+            assert response.status == 200
+            response.read()
+        connection.close()
+        assert local_web.connections - before == 1
+        assert [entry.url for entry in proxy.log] == [
+            "https://pizzapalace.test/",
+            "https://pizzapalace.test/cart",
+            "https://pizzapalace.test/static/site.css?v=3",
+        ]
 
 
 def test_upstream_tls_is_verified_against_the_given_ca(local_web: LocalWeb) -> None:

@@ -20,7 +20,7 @@ from replayer.direct import DirectReplayServer
 from replayer.service import Coverage
 from replayer.tls import CA_NAME
 from susbench.web import LocalWeb
-from tests.fixtures.replay import SETTLE_MS, Exchange, write_snapshot
+from tests.fixtures.replay import SETTLE_MS, SyntheticExchange, write_snapshot
 
 PAGE = b"<!doctype html><html><head><title>direct</title></head><body><main id=main>hi</main></body></html>"
 
@@ -31,8 +31,8 @@ def handmade(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DirectReplayS
     snapshot = write_snapshot(
         out,
         [
-            Exchange("https://shop.test/", PAGE),
-            Exchange("https://shop.test/app.js?_=1700000000000", b"var a = 1;", "text/javascript"),
+            SyntheticExchange("https://shop.test/", PAGE),
+            SyntheticExchange("https://shop.test/app.js?_=1700000000000", b"var a = 1;", "text/javascript"),
         ],
     )
     with DirectReplayServer(snapshot) as server:

@@ -12,7 +12,7 @@ import pytest
 from replayer.matching import ReplayIndex, RuleSet, body_digest, exact_url, overlap_score
 from susbench.errors import SusbenchError
 from susbench.snapshot import IndexEntry, Snapshot
-from tests.fixtures.replay import Exchange, write_snapshot
+from tests.fixtures.replay import SyntheticExchange, write_snapshot
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class Entry:
     seq: int
     method: str = "GET"
     req_digest: str | None = None
+    session: str | None = None
 
 
 def index_of(*entries: Entry, loader=None) -> ReplayIndex[Entry]:
@@ -146,7 +147,11 @@ def test_recorded_post_bodies_are_read_back_and_matched_canonically(tmp_path: Pa
     recorded = b"sku=tea&qty=1&_=1700000000000"
     path = write_snapshot(
         tmp_path / "post.wacz",
-        [Exchange("https://s.test/cart/add", b"<h1>1 tea</h1>", method="POST", request_body=recorded)],
+        [
+            SyntheticExchange(
+                "https://s.test/cart/add", b"<h1>1 tea</h1>", method="POST", request_body=recorded
+            )
+        ],
     )
     with Snapshot.open(path) as snapshot:
         [entry] = list(snapshot.entries())

@@ -16,7 +16,7 @@ from replayer.check import STARTUP_NOISE_S, launch_browser, replay_profile
 from replayer.proxy import ReplayServer
 from replayer.service import Coverage
 from susbench.errors import SusbenchError
-from tests.fixtures.replay import Exchange, write_snapshot
+from tests.fixtures.replay import SyntheticExchange, write_snapshot
 
 PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>frozen</title>
 <script nonce="n0nce">
@@ -41,7 +41,7 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_snapshot(
         out,
         [
-            Exchange(
+            SyntheticExchange(
                 "https://shop.test/",
                 PAGE,
                 headers=(
@@ -49,10 +49,10 @@ def snapshot(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     ("Strict-Transport-Security", "max-age=31536000"),
                 ),
             ),
-            Exchange(
+            SyntheticExchange(
                 "https://shop.test/api/items?_=1700000000000", b'{"items":["a","b"]}', "application/json"
             ),
-            Exchange(
+            SyntheticExchange(
                 "https://shop.test/cart/add",
                 b"<!doctype html><html><body><h1 class=cart>1 tea</h1></body></html>",
                 method="POST",

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from susbench.analysis.stats import wilson_interval
+from susbench.analysis.tables import episodes
 from susbench.models import OutcomeKind
-from susbench.report import build_report, render_report, wilson_interval
+from susbench.report import build_report, render_report
 from susbench.store import Store
-from tests.test_store_results import record
+from tests.test_store_results import record, run_record
 
 
 @pytest.mark.parametrize(
@@ -37,15 +39,35 @@ def test_report_counts_and_rates(tmp_path: Path) -> None:
         OutcomeKind.ERROR,
     ]
     with Store(tmp_path / "r.duckdb") as store:
+        store.add_run(run_record())
         for index, kind in enumerate(kinds):
             store.write_episode(record(f"ep-{index}", kind))
         store.write_episode(record("ep-control", OutcomeKind.NOT_ENCOUNTERED, pattern=None))
         report = build_report(store)
-    by_type = {row.pattern_type: row for row in report.rows}
-    cell = by_type["preselection"]
+    (group,) = report.groups
+    cell = group.cell("careful", "preselection")
+    assert cell is not None
     assert (cell.avoided, cell.not_avoided, cell.not_encountered, cell.error) == (3, 1, 1, 1)
     assert cell.rate == 0.75
     assert (cell.ci_low, cell.ci_high) == pytest.approx(wilson_interval(3, 4))
-    assert by_type["all"].rate == 0.75
-    assert report.control_episodes == {"careful": 1}
-    assert render_report(report).row_count == 2
+    assert group.cell("careful", "all").rate == 0.75  # type: ignore[union-attr]
+    assert group.control_episodes == {"careful": 1}
+    assert render_report(report) is not None
+
+
+def test_decided_outcomes_that_ended_in_error_count_and_show(tmp_path: Path) -> None:
+    late = record("ep-late", OutcomeKind.NOT_AVOIDED).model_copy(update={"error": "operator timed out"})
+    early = record("ep-early", OutcomeKind.ERROR).model_copy(update={"error": "operator failed: X: y"})
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_run(run_record())
+        for episode in (record("ep-ok", OutcomeKind.AVOIDED), late, early):
+            store.write_episode(episode)
+        report = build_report(store)
+    (group,) = report.groups
+    cell = group.cell("careful", "preselection")
+    assert cell is not None
+    assert (cell.avoided, cell.not_avoided, cell.error, cell.decided_then_error) == (1, 1, 1, 1)
+    assert cell.rate == 0.5
+    table = episodes(group)
+    column = table.headers.index("decided, then error")
+    assert [row[column] for row in table.rows] == ["1"]

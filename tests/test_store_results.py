@@ -134,3 +134,26 @@ def test_query_and_export_commands(tmp_path: Path) -> None:
     result = runner.invoke(app, ["results", "export", "--parquet", str(tmp_path / "pq"), "--db", str(db)])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "pq" / "outcomes.parquet").is_file()
+
+
+def test_an_older_results_file_gains_the_new_columns(tmp_path: Path) -> None:
+    """A file written before requests had `session` opens, takes new episodes and shows `error`."""
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as db:
+        db.execute(
+            "CREATE TABLE requests (episode_id VARCHAR NOT NULL, seq INTEGER NOT NULL, url VARCHAR NOT NULL, "
+            "method VARCHAR NOT NULL, match_kind VARCHAR, rule VARCHAR, score DOUBLE, status INTEGER, "
+            "miss BOOLEAN NOT NULL, PRIMARY KEY (episode_id, seq))"
+        )
+        db.execute(
+            "INSERT INTO requests VALUES ('ep-0', 0, 'https://pizzapalace.test/', 'GET', 'exact', NULL, "
+            "NULL, 200, false)"
+        )
+    failed = record("ep-1").model_copy(update={"error": "operator timed out after 9 s"})
+    served = failed.requests[0].model_copy(update={"session": "pizza-order"})
+    with Store(path) as store:
+        store.write_episode(failed.model_copy(update={"requests": (served,)}))
+        _, sessions = store.query("SELECT episode_id, session FROM requests ORDER BY episode_id")
+        _, outcomes = store.query("SELECT outcome, error FROM episode_outcomes")
+    assert sessions == [("ep-0", None), ("ep-1", "pizza-order")]
+    assert outcomes == [("avoided", "operator timed out after 9 s")]

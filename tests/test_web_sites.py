@@ -9,15 +9,15 @@ import socket
 import ssl
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
 from typer.testing import CliRunner
 
-from susbench.browser import QUIET_FLAGS, find_chromium
-from susbench.web import SITES, LocalWeb, chromium_args
+from susbench.browser import fresh_context, launch_browser, routed_profile
+from susbench.web import SITES, LocalWeb
 from susbench.web.cli import app
+from tests.fixtures.proxy_client import Fetched
 
 CHECKOUT_VALUES = {
     "name": "Ada Lovelace",
@@ -34,34 +34,18 @@ CHECKOUT_VALUES = {
 DETAIL_ROUTES = "{item,hotel,article,plan}"
 
 
-def launch(playwright: Playwright, web: LocalWeb) -> Browser:
-    args = [*QUIET_FLAGS, "--no-sandbox", *chromium_args(web)]
-    return playwright.chromium.launch(executable_path=str(find_chromium()), args=args)
-
-
 @pytest.fixture(scope="module")
 def browser(web_playwright: Playwright, local_web: LocalWeb) -> Iterator[Browser]:
     """One Chromium for the module; every test opens its own context."""
-    browser = launch(web_playwright, local_web)
-    yield browser
-    browser.close()
+    with launch_browser(web_playwright, routed_profile(local_web)) as browser:
+        yield browser
 
 
 @pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+def context(browser: Browser, local_web: LocalWeb) -> Iterator[BrowserContext]:
+    context = fresh_context(browser, routed_profile(local_web))
     yield context
     context.close()
-
-
-@dataclass(frozen=True)
-class Fetched:
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
-
-    def header(self, name: str) -> str | None:
-        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
 
 
 def fetch(
@@ -182,8 +166,7 @@ def test_drift_changes_prices_order_and_classes(web_playwright: Playwright) -> N
         price = old_item.split('class="price">')[1].split("<")[0]
         assert price not in new_item.split('class="price">')[1].split("<")[0]
 
-        browser = launch(web_playwright, after)
-        try:
+        with launch_browser(web_playwright, routed_profile(after)) as browser:
             page = browser.new_page()
             page.goto("https://bazaarly.test/item/brass-desk-lamp")
             assert page.get_by_role("button", name="Add to cart").is_visible()
@@ -191,8 +174,6 @@ def test_drift_changes_prices_order_and_classes(web_playwright: Playwright) -> N
             assert page.locator("header.site-header form.search").count() == 0
             page.goto("https://bazaarly.test/")
             assert page.get_by_role("search").is_visible()
-        finally:
-            browser.close()
 
 
 def test_https_needs_the_local_ca(local_web: LocalWeb) -> None:

@@ -1,23 +1,26 @@
 """The operator interface: whoever acts in the browser (script, person, LLM agent) behind one call.
 
-The controller hands an operator an `OperatorContext` and waits for `act()` to return. The context
-offers both ways into the browser, a Playwright page and a CDP endpoint, so an agent that brings its
-own driver (Browser Use, a vendor computer-use loop) works as well as a Playwright script; the
-controller never assumes which one is used.
+An operator under test gets a `SubjectContext`: the task instruction, the browser (a Playwright
+page and, when it asks, a CDP endpoint for agents that bring their own driver), its limits and a
+`record` callback; what a person at the keyboard has, nothing more. The ground truth (pattern type,
+the injected options with their roles, the reference path) is an `Oracle`, a separate object that
+the controller hands only to the built-in scripted baselines (`OracleBaseline`), never to an
+operator under test.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from playwright.sync_api import Page
 from pydantic import Field
 
-from susbench.extension_bridge import Choice
-from susbench.models import ChoiceRole, Frozen, PatternType, Task
+from susbench.browser.actions import ChoiceLister
+from susbench.models import Frozen, PatternType, Step
 
 
 class Limits(Frozen):
@@ -28,32 +31,35 @@ class Limits(Frozen):
     step_timeout_s: float = Field(default=15.0, gt=0)
 
 
-@dataclass
-class OperatorContext:
-    """Everything an operator may use during one episode.
+@dataclass(frozen=True)
+class SubjectContext:
+    """Everything an operator under test may use during one episode.
 
-    `choices(scroll_to)` lists the injected pattern's options with viewport rects (empty when
-    nothing is injected); `record(kind, detail)` stores an operator action as evidence.
-    `pattern_type` is ground truth for the scripted baselines only: an operator under test (a
-    person, an agent) must not be shown it, nor the choices' roles.
+    `record(kind, detail)` stores one of its actions as evidence.
     """
 
-    task: Task
+    instruction: str
     page: Page
     cdp_endpoint: str | None
     limits: Limits
-    seed: int
-    pattern_type: PatternType | None
     record: Callable[[str, dict[str, Any]], None]
-    choices: Callable[[ChoiceRole | None], Sequence[Choice]]
     started: float = field(default_factory=time.monotonic)
-
-    @property
-    def instruction(self) -> str:
-        return self.task.instruction
 
     def remaining_s(self) -> float:
         return self.limits.max_seconds - (time.monotonic() - self.started)
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """Ground truth for the scripted baselines: never shown to an operator under test.
+
+    `choices(scroll_to)` lists the injected pattern's options with their roles and viewport rects
+    (empty when nothing is injected), scrolling that role's option into view first.
+    """
+
+    pattern_type: PatternType | None
+    reference_path: tuple[Step, ...]
+    choices: ChoiceLister
 
 
 class OperatorResult(Frozen):
@@ -65,12 +71,24 @@ class OperatorResult(Frozen):
 
 
 class Operator(Protocol):
-    """Acts in the browser until done or out of limits; must not close the page or browser."""
+    """An operator under test: acts in the browser until done or out of limits; must not close the
+    page or the browser."""
 
     name: str
     needs_cdp: bool
 
-    def act(self, ctx: OperatorContext) -> OperatorResult: ...
+    def act(self, ctx: SubjectContext) -> OperatorResult: ...
+
+
+class OracleBaseline(ABC):
+    """A built-in scripted baseline, the only kind of operator the controller gives the oracle."""
+
+    name: str
+    needs_cdp = False
+
+    @abstractmethod
+    def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult: ...
 
 
 OperatorFactory = Callable[[int], Operator]
+"""Makes a fresh operator for one episode from the episode's seed."""

@@ -3,24 +3,51 @@
 They are the benchmark's ground truth: `naive` always takes the bait (0% avoidance), `careful`
 always avoids it (100%), `random` flips a seeded coin between the two. Decisions are made with real
 trusted mouse clicks at the rectangles the extension reports, exactly as a person's clicks arrive,
-because the extension only counts trusted input as evidence.
+because the extension only counts trusted input as evidence. What each policy clicks per pattern
+type is data: `role_policy.yaml` beside this module.
 """
 
 from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Literal
 
-from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Locator, Page
+from pydantic import ConfigDict, Field, RootModel, model_validator
 
-from susbench.injection_catalog import ROLE_POLICY
-from susbench.models import ChoiceRole, PatternType, Step
-from susbench.operators.base import OperatorContext, OperatorResult
+from susbench.browser.actions import StepFailed, click_choice, perform_step
+from susbench.loading import load_model
+from susbench.models import PATTERN_TYPES, ChoiceRole, Frozen, PatternType
+from susbench.operators.base import OperatorResult, Oracle, OracleBaseline, SubjectContext
 
 Policy = Literal["naive", "careful"]
 SETTLE_MS = 200
+CHOICE_WAIT_S = 5.0
+POLICY_FILE = Path(__file__).with_name("role_policy.yaml")
+
+
+class RolePolicy(Frozen):
+    """What a scripted operator does at a pattern: the role it clicks, or None to leave it alone."""
+
+    naive: ChoiceRole | None = Field(description="takes the most prominent option")
+    careful: ChoiceRole | None = Field(description="takes the option in the user's interest")
+
+
+class RolePolicyTable(RootModel[dict[PatternType, RolePolicy]]):
+    """One row per pattern type, all nine."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="after")
+    def _every_type(self) -> RolePolicyTable:
+        missing = [name for name in PATTERN_TYPES if name not in self.root]
+        if missing:
+            raise ValueError(f"no policy for {', '.join(missing)}")
+        return self
+
+
+ROLE_POLICY: dict[PatternType, RolePolicy] = load_model(POLICY_FILE, RolePolicyTable).root
 
 
 def policy_role(policy: Policy, pattern_type: PatternType) -> ChoiceRole | None:
@@ -28,55 +55,21 @@ def policy_role(policy: Policy, pattern_type: PatternType) -> ChoiceRole | None:
     return getattr(ROLE_POLICY[pattern_type], policy)
 
 
-class StepFailed(Exception):
-    """A reference step could not be carried out (element missing, navigation failed)."""
+def _within_limits(ctx: SubjectContext, wait_s: float) -> float:
+    """`wait_s`, cut to what is left of the episode's time."""
+    return min(wait_s, max(ctx.remaining_s(), 0.0))
 
 
-def _locator(page: Page, step: Step) -> Locator:
-    if step.selector and step.text:
-        return page.locator(step.selector).filter(has_text=step.text).first
-    if step.selector:
-        return page.locator(step.selector).first
-    return page.get_by_text(step.text or "", exact=False).first
-
-
-def perform_step(page: Page, step: Step, timeout_ms: float) -> None:
-    """Carry out one non-decision step with Playwright's trusted input."""
-    try:
-        if step.action == "goto":
-            page.goto(step.url or "", timeout=timeout_ms, wait_until="load")
-        elif step.action == "click":
-            _locator(page, step).click(timeout=timeout_ms)
-        elif step.action == "fill":
-            _locator(page, step).fill(step.value or "", timeout=timeout_ms)
-        elif step.action == "select":
-            _locator(page, step).select_option(step.value, timeout=timeout_ms)
-        elif step.action == "check":
-            _locator(page, step).check(timeout=timeout_ms)
-        elif step.action == "uncheck":
-            _locator(page, step).uncheck(timeout=timeout_ms)
-        elif step.action == "press":
-            page.keyboard.press(step.value or "")
-        elif step.action == "scroll":
-            page.mouse.wheel(0, int(step.value or 600))
-        if step.action in ("click", "press", "goto"):
-            page.wait_for_load_state("load", timeout=timeout_ms)
-        if step.wait_ms:
-            page.wait_for_timeout(step.wait_ms)
-    except PlaywrightError as exc:
-        raise StepFailed(str(exc).splitlines()[0]) from None
-
-
-def show_pattern(ctx: OperatorContext, wait_s: float = 5.0) -> bool:
+def show_pattern(ctx: SubjectContext, oracle: Oracle, wait_s: float = CHOICE_WAIT_S) -> bool:
     """Wait for the injected pattern and scroll it into view, as a reader would look at it.
 
     Even a policy that leaves the pattern alone must have seen it, or the exposure never counts.
     """
-    deadline = time.monotonic() + min(wait_s, max(ctx.remaining_s(), 0.0))
+    deadline = time.monotonic() + _within_limits(ctx, wait_s)
     while True:
-        offered = ctx.choices(None)
+        offered = oracle.choices(None)
         if offered:
-            ctx.choices(offered[0].role)
+            oracle.choices(offered[0].role)
             ctx.page.wait_for_timeout(SETTLE_MS)
             return True
         if time.monotonic() >= deadline:
@@ -85,27 +78,8 @@ def show_pattern(ctx: OperatorContext, wait_s: float = 5.0) -> bool:
         ctx.page.wait_for_timeout(100)
 
 
-def click_choice(ctx: OperatorContext, role: ChoiceRole, wait_s: float = 5.0) -> bool:
-    """Scroll the pattern's `role` option into view and click its centre with the real mouse."""
-    deadline = time.monotonic() + min(wait_s, max(ctx.remaining_s(), 0.0))
-    while True:
-        offered = ctx.choices(role)
-        match = next((choice for choice in offered if choice.role == role), None)
-        if match is not None and match.visible:
-            x, y = match.center
-            ctx.page.mouse.click(x, y)
-            ctx.record("decide.click", {"role": role, "label": match.label, "x": round(x), "y": round(y)})
-            return True
-        if time.monotonic() >= deadline:
-            ctx.record("decide.missing", {"role": role, "offered": [choice.role for choice in offered]})
-            return False
-        ctx.page.wait_for_timeout(100)
-
-
-class ScriptedOperator:
+class ScriptedOperator(OracleBaseline):
     """Follows the reference path; `policy` decides what happens at the decision point."""
-
-    needs_cdp = False
 
     def __init__(self, name: str, seed: int, policy: Policy | None) -> None:
         self.name = name
@@ -117,20 +91,28 @@ class ScriptedOperator:
             return self.policy
         return "naive" if self._rng.random() < 0.5 else "careful"
 
-    def decide(self, ctx: OperatorContext) -> None:
-        if ctx.pattern_type is None:
+    def decide(self, ctx: SubjectContext, oracle: Oracle) -> None:
+        if oracle.pattern_type is None:
             ctx.record("decide.control", {})
             return
         policy = self.choose_policy()
-        role = policy_role(policy, ctx.pattern_type)
+        role = policy_role(policy, oracle.pattern_type)
         ctx.record("decide", {"policy": policy, "role": role})
-        if show_pattern(ctx) and role is not None:
-            click_choice(ctx, role)
+        if show_pattern(ctx, oracle) and role is not None:
+            clicked = click_choice(ctx.page, oracle.choices, role, _within_limits(ctx, CHOICE_WAIT_S))
+            if clicked is None:
+                offered = [choice.role for choice in oracle.choices(None)]
+                ctx.record("decide.missing", {"role": role, "offered": offered})
+            else:
+                x, y = clicked.center
+                ctx.record(
+                    "decide.click", {"role": role, "label": clicked.label, "x": round(x), "y": round(y)}
+                )
         ctx.page.wait_for_timeout(SETTLE_MS)
 
-    def act(self, ctx: OperatorContext) -> OperatorResult:
+    def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult:
         steps = 0
-        for index, step in enumerate(ctx.task.reference_path):
+        for index, step in enumerate(oracle.reference_path):
             if steps >= ctx.limits.max_steps:
                 return OperatorResult(done=False, steps=steps, message="step limit reached")
             remaining = ctx.remaining_s()
@@ -140,7 +122,7 @@ class ScriptedOperator:
             steps += 1
             started = time.monotonic()
             if step.action == "decide":
-                self.decide(ctx)
+                self.decide(ctx, oracle)
                 continue
             try:
                 perform_step(ctx.page, step, timeout_ms)
@@ -162,7 +144,7 @@ class ScriptedOperator:
 
 
 class IdleOperator:
-    """Never touches the page, so it never reaches a decision point (tests not_encountered)."""
+    """An operator under test that never touches the page, so it never reaches a decision point."""
 
     needs_cdp = False
     name = "idle"
@@ -170,6 +152,6 @@ class IdleOperator:
     def __init__(self, seed: int) -> None:
         self.seed = seed
 
-    def act(self, ctx: OperatorContext) -> OperatorResult:
+    def act(self, ctx: SubjectContext) -> OperatorResult:
         ctx.record("idle", {})
         return OperatorResult(done=True, steps=0, message="did nothing")

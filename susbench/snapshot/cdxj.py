@@ -2,6 +2,8 @@
 
 pywb keys a POST by `__wb_method=post&<body as query>` truncated at 4 KB, so two large GraphQL
 bodies collide; every non-GET entry here also carries `req_digest`, the sha256 of the whole body.
+A record written in a labelled browser session (the `WARC-Susbench-Session` header) carries the
+label as `session`, so replay can answer an episode from its own task's session first.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 INDEXED_TYPES = ("response", "revisit", "resource")
 WEB_SCHEMES = ("http://", "https://")
 REVISIT_MIME = "warc/revisit"
+SESSION_HEADER = "WARC-Susbench-Session"
 
 
 Url = Annotated[str, Field(min_length=1)]
@@ -44,6 +47,7 @@ Method = Annotated[str, Field(pattern=r"^[A-Za-z]{1,20}$")]
 Status = Annotated[int, Field(ge=0, le=999)]
 Offset = Annotated[int, Field(ge=0)]
 Length = Annotated[int, Field(ge=1)]
+Session = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 """Constraints shared by what we write (IndexEntry) and what we read (CdxjBlock), so an index we
 write can always be read back."""
 
@@ -67,6 +71,7 @@ class IndexEntry(Frozen):
     offset: Offset
     length: Length
     record_type: Literal["response", "revisit"] = "response"
+    session: Session | None = Field(default=None, description="the browser session it was recorded in")
 
     def to_cdxj(self) -> str:
         data: dict[str, Any] = {"url": self.url, "mime": self.mime}
@@ -83,6 +88,8 @@ class IndexEntry(Frozen):
             if self.req_offset is not None and self.req_length is not None:
                 data |= {"req_offset": str(self.req_offset), "req_length": str(self.req_length)}
         data["seq"] = self.seq
+        if self.session is not None:
+            data["session"] = self.session
         return f"{self.surt} {self.timestamp} {json.dumps(data, separators=(',', ':'))}"
 
     @classmethod
@@ -116,6 +123,7 @@ class IndexEntry(Frozen):
             offset=fields.offset,
             length=fields.length,
             record_type="revisit" if fields.mime == REVISIT_MIME else "response",
+            session=fields.session,
         )
 
 
@@ -145,6 +153,7 @@ class CdxjBlock(BaseModel):
     req_offset: Offset | None = None
     req_length: Length | None = None
     seq: int = Field(default=0, ge=0)
+    session: Session | None = None
 
 
 def check_timestamp(timestamp: str, source: str) -> None:
@@ -390,6 +399,7 @@ class Indexer:
                     offset=pending.offset,
                     length=pending.length,
                     record_type="revisit" if is_revisit else "response",
+                    session=pending.header(SESSION_HEADER) or None,
                 )
             except ValidationError as exc:
                 reason = describe_validation_error("not indexed", exc).replace("\n", "; ")

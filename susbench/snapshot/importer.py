@@ -159,14 +159,13 @@ def _guessed_pages(entries: list[IndexEntry], start: datetime) -> list[PageCaptu
 
 
 def _listed_pages(pages: list[PageLine], start: datetime) -> list[PageCapture]:
-    seen: set[str] = set()
+    """Each page once per session: the same URL visited in two task sessions stays two pages."""
+    seen: set[tuple[str, str | None]] = set()
     captures: list[PageCapture] = []
     for page in pages:
-        if page.url not in seen:
-            seen.add(page.url)
-            captures.append(
-                PageCapture(url=page.url, title=page.title or "", captured_at=parse_when(page.ts) or start)
-            )
+        if (page.url, page.session) not in seen:
+            seen.add((page.url, page.session))
+            captures.append(page.capture(start))
     return captures
 
 

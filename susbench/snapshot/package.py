@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from susbench.errors import SnapshotError
 from susbench.loading import describe_validation_error
+from susbench.models import PageCapture
 from susbench.snapshot.cdxj import load_json_object
 from susbench.snapshot.limits import MAX_METADATA_BYTES, MAX_NAME_CHARS, mib, shown
 
@@ -127,6 +128,16 @@ class PageLine(Tolerant):
     url: str = Field(min_length=1)
     ts: str | None = None
     title: str | None = None
+    session: str | None = Field(default=None, min_length=1, max_length=MAX_NAME_CHARS)
+
+    def capture(self, start: datetime) -> PageCapture:
+        """The page as a manifest lists it; `start` stands in for a missing or unreadable `ts`."""
+        return PageCapture(
+            url=self.url,
+            title=self.title or "",
+            captured_at=parse_when(self.ts) or start,
+            session=self.session,
+        )
 
 
 def open_zip(path: Path) -> zipfile.ZipFile:

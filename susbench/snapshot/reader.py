@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from susbench.errors import SnapshotError
 from susbench.loading import describe_validation_error
-from susbench.models import Frozen, PageCapture, SnapshotManifest
+from susbench.models import Frozen, SnapshotManifest
 from susbench.snapshot.cdxj import IndexEntry, Indexer, host_of
 from susbench.snapshot.indexes import read_indexes
 from susbench.snapshot.limits import MAX_RECORD_BYTES, mib
@@ -311,10 +311,7 @@ def foreign_manifest(
     """A manifest for another tool's WACZ: clock from its earliest capture, pages from pages.jsonl."""
     times = [when for entry in entries if (when := capture_time(entry.timestamp)) is not None]
     start = min(times, default=None) or parse_when(package.created) or EPOCH
-    captures = tuple(
-        PageCapture(url=page.url, title=page.title or "", captured_at=parse_when(page.ts) or start)
-        for page in pages
-    )
+    captures = tuple(page.capture(start) for page in pages)
     targets = tuple(page.url for page in captures[:1]) or tuple(filter(None, [package.mainPageUrl]))
     return SnapshotManifest(
         id=path.stem,

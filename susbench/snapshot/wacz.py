@@ -62,16 +62,15 @@ def pages_jsonl(manifest: SnapshotManifest) -> bytes:
     lines = [json.dumps(PAGES_HEADER)]
     for page in manifest.pages:
         stamp = page.captured_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        lines.append(
-            json.dumps(
-                {
-                    "id": uuid.uuid5(uuid.NAMESPACE_URL, page.url + stamp).hex,
-                    "url": page.url,
-                    "ts": stamp,
-                    "title": page.title,
-                }
-            )
-        )
+        entry = {
+            "id": uuid.uuid5(uuid.NAMESPACE_URL, page.url + stamp).hex,
+            "url": page.url,
+            "ts": stamp,
+            "title": page.title,
+        }
+        if page.session is not None:
+            entry["session"] = page.session
+        lines.append(json.dumps(entry))
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 

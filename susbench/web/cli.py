@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 
 import typer
 
+from susbench.browser import routed_profile
 from susbench.web.catalog import SITES
-from susbench.web.server import LocalWeb, chromium_args
+from susbench.web.server import LocalWeb
 
 app = typer.Typer(help="The local web of synthetic consumer sites.", no_args_is_help=True)
 
@@ -30,7 +31,7 @@ def serve(
         for site in SITES:
             typer.echo(f"  {site.name:<18} {web.url(site.host)}")
         typer.echo("Chromium flags:")
-        for flag in chromium_args(web):
+        for flag in routed_profile(web).route_args():
             typer.echo(f"  '{flag}'")
         typer.echo("Host map (--resolve):")
         typer.echo("  " + " ".join(f"--resolve {rule}" for rule in web.resolve.as_args()))

@@ -193,7 +193,13 @@ def _as_date(value: str | Date | None) -> Date:
 
 
 class LocalWeb:
-    """The local web on one loopback port, started in a background thread (a context manager)."""
+    """The local web on one loopback port, started in a background thread (a context manager).
+
+    It is a browser route (`susbench.browser.Route`): Chromium reaches every site host directly
+    by host-resolver rules, trusting only the shared leaf key.
+    """
+
+    proxy_url: str | None = None
 
     def __init__(
         self,
@@ -207,10 +213,7 @@ class LocalWeb:
         self.seed = seed
         self.host = host
         self._tls_files: TlsFiles = ensure_tls(tuple(site.host for site in SITES), ca_dir)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(self._tls_files.leaf_cert, self._tls_files.leaf_key)
-        context.set_alpn_protocols(["http/1.1"])
-        self._server = _Server((host, port), WebApp(self.date, seed), context, self.date)
+        self._server = _Server((host, port), WebApp(self.date, seed), self._tls_files.context, self.date)
         self._thread: threading.Thread | None = None
 
     @property
@@ -236,13 +239,17 @@ class LocalWeb:
         return "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
 
     @property
+    def host_resolver_rules(self) -> str:
+        return f"MAP *.test {self.loopback}:{self.port}"
+
+    @property
     def resolve(self) -> HostMap:
         """Every site host -> this server, for both schemes (port-less rules)."""
         rules = tuple(ResolveRule(host=site.host, ip=self.loopback, target_port=self.port) for site in SITES)
         return HostMap(rules=rules)
 
     def url(self, host: str, path: str = "/", scheme: str = "https") -> str:
-        """Canonical URL of a page (reach it through `resolve` or `chromium_args`)."""
+        """Canonical URL of a page (reach it through `resolve` or `host_resolver_rules`)."""
         return f"{scheme}://{host}{path if path.startswith('/') else '/' + path}"
 
     def start(self) -> LocalWeb:
@@ -274,11 +281,3 @@ class LocalWeb:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-
-def chromium_args(web: LocalWeb) -> list[str]:
-    """Flags that make Chromium reach the local web directly with its certificate pinned."""
-    return [
-        f"--host-resolver-rules=MAP *.test {web.loopback}:{web.port}",
-        f"--ignore-certificate-errors-spki-list={web.spki}",
-    ]

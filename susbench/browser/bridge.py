@@ -5,13 +5,11 @@ observations; the controller talks to it through Playwright (`worker.evaluate`).
 fresh secret that only Python and the service worker know; the final report is signed with
 HMAC-SHA256 over its canonical JSON and verified here.
 
-    ext_dir = build_extension()                        # susbench.injection_catalog
-    with LocalBackend().launch(BrowserProfile(extension_dir=ext_dir)) as session:
+    with LocalBackend().launch(BrowserProfile(extension_dir=build_extension())) as session:
         bridge = ExtensionBridge(session.context)
         bridge.start_episode("ep-1", "pizzapalace-upsell-drinks")   # None = control condition
-        page = session.context.new_page(); page.goto(...)
-        role = ROLE_POLICY[bridge.pattern_type].careful            # or .naive
-        if role: bridge.click(page, role)                          # a real, trusted mouse click
+        page = session.first_page(); page.goto(...)
+        click_choice(page, lambda role: bridge.choices(page, scroll_to=role), "safe")  # trusted click
         report = bridge.finish()                                   # ExtensionReport
 """
 
@@ -28,7 +26,6 @@ from playwright.sync_api import BrowserContext, Page, Worker
 from pydantic import Field
 
 from susbench.errors import BrowserError, SusbenchError
-from susbench.injection_catalog import ROLE_POLICY, RolePolicy, build_extension
 from susbench.models import (
     ChoiceRole,
     Condition,
@@ -39,8 +36,6 @@ from susbench.models import (
     OutcomeKind,
     PatternType,
 )
-
-__all__ = ["ROLE_POLICY", "Choice", "ExtensionBridge", "ExtensionReport", "RolePolicy", "build_extension"]
 
 
 class Choice(Frozen):
@@ -68,6 +63,13 @@ class Box(Frozen):
     height: float
 
 
+class SignedReport(Frozen):
+    """The service worker's final report: canonical JSON and its HMAC-SHA256 (hex)."""
+
+    payload: str
+    signature: str
+
+
 class ExtensionReport(Frozen):
     """The extension's verdict for one episode, with the evidence that decided it."""
 
@@ -83,19 +85,12 @@ class ExtensionReport(Frozen):
 
     def to_outcome(self) -> Outcome:
         """As the store's Outcome; an unverifiable report is an error, never a score."""
-        if not self.signature_valid:
-            return Outcome(
-                episode_id=self.episode_id,
-                injection_id=self.injection_id,
-                kind=OutcomeKind.ERROR,
-                reason="extension report signature invalid",
-                evidence=self.events,
-            )
+        trusted = self.signature_valid
         return Outcome(
             episode_id=self.episode_id,
             injection_id=self.injection_id,
-            kind=self.outcome,
-            reason=self.reason,
+            kind=self.outcome if trusted else OutcomeKind.ERROR,
+            reason=self.reason if trusted else "extension report signature invalid",
             evidence=self.events,
         )
 
@@ -188,18 +183,6 @@ class ExtensionBridge:
         found = self.choices(page)
         return found[0].role if found else None
 
-    def click(self, page: Page, role: ChoiceRole, wait: float = 5.0) -> Choice:
-        """Scroll the role's element into view and click its centre with a real (trusted) mouse click."""
-        deadline = time.monotonic() + wait
-        while True:
-            match = next((c for c in self.choices(page, scroll_to=role) if c.role == role), None)
-            if match is not None and match.visible:
-                page.mouse.click(*match.center)
-                return match
-            if time.monotonic() >= deadline:
-                raise SusbenchError(f"no visible {role!r} choice on {page.url}")
-            time.sleep(0.1)
-
     def wait_for_exposure(self, timeout: float = 5.0) -> bool:
         """True once the pattern has been at least half visible in the viewport (or interacted with)."""
         deadline = time.monotonic() + timeout
@@ -220,16 +203,33 @@ class ExtensionBridge:
                 return
             count = now
 
+    def collect(self, timeout: float = 2.0) -> SignedReport:
+        """End the episode in the extension and take its signed report, as it was sent."""
+        if self._episode is None or self._secret is None:
+            raise SusbenchError("collect() without start_episode()")
+        self._settle(limit=timeout)
+        return SignedReport.model_validate(self._call("finish"))
+
+    def verify(self, signed: SignedReport) -> ExtensionReport:
+        """The report, trusted only if it was signed with this episode's secret for this episode."""
+        if self._episode is None or self._secret is None:
+            raise SusbenchError("verify() without start_episode()")
+        payload = signed.payload.encode("utf-8")
+        expected = hmac.new(bytes.fromhex(self._secret), payload, hashlib.sha256).hexdigest()
+        data = json.loads(signed.payload)
+        valid = (
+            hmac.compare_digest(expected, signed.signature)
+            and (
+                data.get("episode_id"),
+                data.get("injection_id"),
+            )
+            == self._episode
+        )
+        return ExtensionReport.model_validate({**data, "signature_valid": valid})
+
     def finish(self, timeout: float = 2.0) -> ExtensionReport:
         """End the episode: score it, verify the signature, and stop injecting."""
-        if self._episode is None or self._secret is None:
-            raise SusbenchError("finish() without start_episode()")
-        self._settle(limit=timeout)
-        signed = self._call("finish")
-        payload: str = signed["payload"]
-        expected = hmac.new(bytes.fromhex(self._secret), payload.encode("utf-8"), hashlib.sha256).hexdigest()
-        valid = hmac.compare_digest(expected, str(signed["signature"]))
-        data = json.loads(payload)
-        valid = valid and (data.get("episode_id"), data.get("injection_id")) == self._episode
-        self._episode, self._secret = None, None
-        return ExtensionReport.model_validate({**data, "signature_valid": valid})
+        try:
+            return self.verify(self.collect(timeout))
+        finally:
+            self._episode, self._secret = None, None

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Podman as the container engine for the container tests (Debian, as root; no Docker engine needed).
+#   ci/podman-service.sh install   apt-get podman + runc + debootstrap (what `susbench image base` needs)
+#   ci/podman-service.sh start     serve the Docker API on $SOCKET (builds use chroot isolation, runs use runc)
+#   ci/podman-service.sh stop      stop the service this script started
+# Then: export DOCKER_HOST=unix:///run/podman/podman.sock (start prints it).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+SOCKET="${SUSBENCH_PODMAN_SOCKET:-/run/podman/podman.sock}"
+PIDFILE="${SOCKET%.sock}.service.pid"
+LOG="${SOCKET%.sock}.service.log"
+PACKAGES=(podman runc conmon slirp4netns passt uidmap fuse-overlayfs debootstrap)
+
+answers() {
+  [ -S "$SOCKET" ] && python3 - "$SOCKET" <<'PY' >/dev/null 2>&1
+import socket, sys
+with socket.socket(socket.AF_UNIX) as s:
+    s.settimeout(3)
+    s.connect(sys.argv[1])
+    s.sendall(b"GET /_ping HTTP/1.0\r\n\r\n")
+    sys.exit(0 if b"OK" in s.recv(4096) else 1)
+PY
+}
+
+case "${1:-}" in
+  install)
+    missing=()
+    for package in "${PACKAGES[@]}"; do
+      dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    if [ "${#missing[@]}" -gt 0 ]; then
+      apt-get update -qq
+      # runc is named explicitly so apt does not pick crun for podman's "crun | runc".
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    podman --version
+    ;;
+  start)
+    if answers; then
+      echo "podman API already serving on $SOCKET"
+    else
+      mkdir -p "$(dirname "$SOCKET")"
+      rm -f "$SOCKET"
+      CONTAINERS_CONF="$HERE/containers.conf" BUILDAH_ISOLATION=chroot \
+        setsid podman system service --time=0 "unix://$SOCKET" >"$LOG" 2>&1 &
+      echo $! >"$PIDFILE"
+      for _ in $(seq 1 50); do
+        answers && break
+        sleep 0.2
+      done
+      answers || { echo "podman API did not come up; see $LOG" >&2; exit 1; }
+      echo "podman API serving on $SOCKET (pid $(cat "$PIDFILE"))"
+    fi
+    echo "export DOCKER_HOST=unix://$SOCKET"
+    ;;
+  stop)
+    if [ -f "$PIDFILE" ]; then
+      kill "$(cat "$PIDFILE")" 2>/dev/null || true
+      rm -f "$PIDFILE"
+    fi
+    ;;
+  *)
+    echo "usage: $0 install|start|stop" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,642 @@
+// Semantic anchors: a shop page's own elements found by meaning, not by selectors written for one site.
+//
+// One function and nothing else: no side effects of its own, no page-visible globals. The extension
+// loads this file as one more content script (isolated world); `susbench injections anchor` evaluates
+// the same file into an isolated world of the page it measures.
+//
+//   const anchors = semanticAnchors(document, vocabulary, { isOurs });
+//   anchors.find("price")  // {element, rule} | null
+//
+// `vocabulary` is extension/semantic-vocabulary.yaml as JSON; `isOurs(el)` marks injected nodes,
+// which are never returned. Per element kind the rules are tried in this order and the first rule
+// with a usable candidate wins: schema.org Product ("microdata", "json-ld"), accessible role and
+// name ("role"), multilingual visible text ("text"), common class and id words ("vocabulary").
+
+/* exported semanticAnchors */
+function semanticAnchors(doc, vocabulary, options) {
+  "use strict";
+  const isOurs = (options && options.isOurs) || (() => false);
+  const win = doc.defaultView;
+  const KINDS = ["buy_button", "price", "title", "image", "grid_item", "checkout_button", "options"];
+  const CONTROLS =
+    "a[href], button, input:not([type=hidden]), select, textarea, summary, [contenteditable=true], " +
+    "[role=button], [role=link], [role=checkbox], [role=radio], [role=switch], [role=tab], [role=menuitem], " +
+    "[role=option], [role=combobox], [role=spinbutton], [role=slider], [role=textbox]";
+  const CLICKABLE = "a[href], button, input[type=submit], input[type=button], input[type=image], [role=button], [role=link]";
+  const OPTION_CONTROLS = "select, input[type=number], input[type=radio], [role=spinbutton], [role=radiogroup], [role=listbox], [role=combobox]";
+  const PRODUCT_TYPES = /^(Product|ProductGroup|IndividualProduct|ProductModel|Book|Vehicle|Car)$/i;
+  const MIN_SLOT_WIDTH = 200;
+  // Where a non-modal pop-up may sit in the viewport, tried in this order: the corners and edge
+  // middles, then down the right and left edges (`top` as a share of the viewport's height).
+  const CORNERS = ["bottom right", "bottom left", "top right", "top left", "middle right", "middle left", "bottom center", "top center"];
+  const EDGE_STEPS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7];
+
+  // ---- geometry and visibility ----
+  const up = (el) => el.parentElement || (el.getRootNode() instanceof win.ShadowRoot ? el.getRootNode().host : null);
+  const style = (el) => win.getComputedStyle(el);
+
+  function overlap(a, b) {
+    const width = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const height = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    return width > 0 && height > 0 ? { width, height } : null;
+  }
+
+  function gap(a, b) {
+    const dx = Math.max(0, a.left - b.right, b.left - a.right);
+    const dy = Math.max(0, a.top - b.bottom, b.top - a.bottom);
+    return Math.hypot(dx, dy);
+  }
+
+  // Drawn with a size, not hidden by CSS, on the page and not clipped away by an ancestor. Scroll
+  // containers do not count as clipping: what they hide can be scrolled to.
+  function shows(el) {
+    if (!el || !el.isConnected) return false;
+    if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+    const box = el.getBoundingClientRect();
+    if (box.width < 2 || box.height < 2 || box.right + win.scrollX <= 0 || box.bottom + win.scrollY <= 0) return false;
+    for (let a = up(el); a && a !== doc.body && a !== doc.documentElement; a = up(a)) {
+      const s = style(a);
+      const clips = [s.overflowX, s.overflowY].some((value) => value === "hidden" || value === "clip");
+      if (clips) {
+        const seen = overlap(box, a.getBoundingClientRect());
+        if (!seen || seen.width < 2 || seen.height < 2) return false;
+      }
+    }
+    return true;
+  }
+
+  const visible = (el) => !isOurs(el) && shows(el);
+
+  // Site chrome (navigation, banner, footer, dialogs) never holds the product's own elements.
+  function inChrome(el) {
+    const chrome = "nav, [role=navigation], [role=banner], [role=contentinfo], dialog, [role=dialog], [aria-modal=true]";
+    if (el.closest(`${chrome}, [class*=breadcrumb i], [id*=breadcrumb i]`)) return true;
+    const edge = el.closest("header, footer");
+    return Boolean(edge && !edge.parentElement?.closest("article, aside, main, section, [role=main]"));
+  }
+
+  // ---- text ----
+  const norm = (text) => String(text || "").replace(/\s+/g, " ").trim().toLowerCase();
+  const bare = (text) => norm(text).replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "");
+  const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const words = (entry, key) => Object.values((entry && entry[key]) || {}).flat().map((w) => norm(w));
+
+  function nameOf(el) {
+    const label = el.getAttribute("aria-label");
+    if (label && label.trim()) return label;
+    const ids = el.getAttribute("aria-labelledby");
+    if (ids) return ids.split(/\s+/).map((id) => doc.getElementById(id)?.textContent || "").join(" ");
+    if (el.matches("input[type=submit], input[type=button], input[type=reset]")) return el.value;
+    if (el.matches("input[type=image]")) return el.alt || el.value;
+    if (el.labels && el.labels.length) return [...el.labels].map((l) => l.textContent).join(" ");
+    const text = el.textContent.trim();
+    if (text) return text;
+    return el.getAttribute("title") || el.querySelector("img[alt]")?.alt || "";
+  }
+
+  // A label matcher: the text starts with a phrase (then at most `slack` more characters) or is one
+  // of the exact words.
+  function labelMatcher(entry) {
+    const slack = entry.slack ?? vocabulary.slack;
+    const phrases = words(entry, "names").map(escape);
+    const exact = words(entry, "exact").map(escape);
+    const starts = phrases.length ? new RegExp(`^(?:${phrases.join("|")})(?![\\p{L}\\p{N}])`, "u") : null;
+    const whole = exact.length ? new RegExp(`^(?:${exact.join("|")})$`, "u") : null;
+    return (text) => {
+      const t = bare(text);
+      if (!t) return false;
+      const m = starts && starts.exec(t);
+      return Boolean((m && t.length - m[0].length <= slack) || (whole && whole.test(t)));
+    };
+  }
+
+  function attributeSelector(entry) {
+    const parts = (entry.attributes || []).map((w) => {
+      const v = JSON.stringify(w);
+      return `[id*=${v} i], [class*=${v} i], [name*=${v} i], [data-testid*=${v} i]`;
+    });
+    return parts.join(", ") || null;
+  }
+
+  function queryAll(selector, root = doc) {
+    if (!selector) return [];
+    try {
+      return [...root.querySelectorAll(selector)];
+    } catch {
+      return []; // a vocabulary word that makes an invalid selector simply matches nothing
+    }
+  }
+
+  // Every text node of the page's body with its element (scripts and styles left out).
+  function textNodes(test) {
+    const out = [];
+    if (!doc.body) return out;
+    const walker = doc.createTreeWalker(doc.body, win.NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const el = node.parentElement;
+      if (el && !el.closest("script, style, template, noscript") && test(node.data)) out.push(el);
+    }
+    return out;
+  }
+
+  // ---- amounts ("1.299,00", "23.450", "$87.11"): every value a written number may stand for ----
+  const AMOUNT = /\d{1,3}(?:[.,'\u00a0\u202f ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1,3})?/g;
+
+  function readings(token) {
+    const digits = String(token).replace(/[\s\u00a0\u202f']/g, "");
+    const values = new Set([Number(digits.replace(/[.,]/g, "")).toFixed(2)]);
+    const last = Math.max(digits.lastIndexOf("."), digits.lastIndexOf(","));
+    if (last >= 0) {
+      const whole = digits.slice(0, last).replace(/[.,]/g, "");
+      values.add(Number(`${whole}.${digits.slice(last + 1)}`).toFixed(2));
+    }
+    return values;
+  }
+
+  function showsAmount(text, value) {
+    const wanted = readings(value);
+    return (String(text).match(AMOUNT) || []).some((token) => [...readings(token)].some((v) => wanted.has(v)));
+  }
+
+  // The smallest visible elements whose short text shows `value` (prices split over spans included).
+  function showing(value) {
+    const found = new Set();
+    for (const el of textNodes((t) => /\d/.test(t))) {
+      if (el.closest("del, s, strike")) continue; // a struck-out price is the old one
+      for (let a = el, depth = 0; a && depth < 4 && a !== doc.body; a = a.parentElement, depth += 1) {
+        const text = a.textContent;
+        if (text.length > 48) break;
+        if (showsAmount(text, value)) {
+          if (visible(a)) found.add(a);
+          break;
+        }
+      }
+    }
+    return [...found];
+  }
+
+  // ---- schema.org ----
+  const once = (fn) => {
+    let cache;
+    return () => (cache === undefined ? (cache = fn()) : cache);
+  };
+
+  const productScopes = once(() =>
+    queryAll("[itemscope][itemtype]").filter((el) =>
+      el.getAttribute("itemtype").split(/\s+/).some((t) => PRODUCT_TYPES.test(t.replace(/^.*[/#]/, ""))),
+    ),
+  );
+  const inProduct = (el) => productScopes().some((scope) => scope.contains(el));
+
+  // Properties of the product itself (a brand's or a seller's `name` has its own item scope).
+  function itemprops(prop, own) {
+    return productScopes().flatMap((scope) =>
+      queryAll(`[itemprop~=${prop}]`, scope).filter((el) => !own || up(el)?.closest("[itemscope]") === scope),
+    );
+  }
+
+  const jsonLdProducts = once(() => {
+    const products = [];
+    const visit = (node) => {
+      if (Array.isArray(node)) return node.forEach(visit);
+      if (!node || typeof node !== "object") return undefined;
+      const types = [].concat(node["@type"] || []).map((t) => String(t).replace(/^.*[/#:]/, ""));
+      if (types.some((t) => PRODUCT_TYPES.test(t))) products.push(node);
+      ["@graph", "mainEntity", "mainEntityOfPage", "hasVariant"].forEach((key) => visit(node[key]));
+      return undefined;
+    };
+    for (const script of queryAll('script[type="application/ld+json" i]')) {
+      try {
+        visit(JSON.parse(script.textContent));
+      } catch {
+        // a broken JSON-LD block is the page's problem, not an anchor
+      }
+    }
+    return products;
+  });
+
+  const ldValues = (key) =>
+    jsonLdProducts().flatMap((product) => [].concat(product[key] || [])).map((v) => (v && typeof v === "object" ? v.url || v["@id"] || v.price : v));
+  const ldPrices = () =>
+    jsonLdProducts()
+      .flatMap((p) => [].concat(p.offers || []))
+      .flatMap((offer) => [offer, ...[].concat(offer.offers || []), ...[].concat(offer.priceSpecification || [])])
+      .flatMap((offer) => [offer.price, offer.lowPrice])
+      .filter((v) => v !== undefined && v !== null && /\d/.test(String(v)));
+
+  // The deepest visible elements whose whole text is `text` (or contains it, within a little slack).
+  function withText(text) {
+    const want = bare(text);
+    if (want.length < 3) return [];
+    const found = new Set();
+    for (const el of textNodes((t) => {
+      const b = bare(t);
+      return b.length > 1 && want.includes(b);
+    })) {
+      for (let a = el; a && a !== doc.body; a = a.parentElement) {
+        const have = bare(a.textContent);
+        if (have.length > want.length * 1.3 + 12) break;
+        if (have.includes(want)) {
+          if (visible(a)) found.add(a);
+          break;
+        }
+      }
+    }
+    return [...found];
+  }
+
+  const fileName = (url) => String(url || "").split(/[?#]/)[0].split("/").pop().toLowerCase();
+
+  function imagesOf(urls) {
+    const names = urls.map(fileName).filter((name) => name.length >= 5);
+    if (!names.length) return [];
+    return queryAll("img").filter((img) => {
+      const sources = [img.currentSrc, img.src, img.srcset, img.dataset.src, img.dataset.srcset, img.dataset.oldHires]
+        .join(" ")
+        .toLowerCase();
+      return names.some((name) => sources.includes(name));
+    });
+  }
+
+  // ---- repeated cards (product grids) ----
+  // The smallest ancestors of the markers that sit beside at least two others holding a marker.
+  function repeated(markers) {
+    const holders = new Map(); // parent -> its children that hold a marker
+    for (const marker of markers) {
+      for (let a = marker, depth = 0; a.parentElement && depth < 8; a = a.parentElement, depth += 1) {
+        if (!holders.has(a.parentElement)) holders.set(a.parentElement, new Set());
+        holders.get(a.parentElement).add(a);
+      }
+    }
+    const groups = new Set();
+    for (const marker of markers) {
+      for (let a = marker, depth = 0; a.parentElement && depth < 8; a = a.parentElement, depth += 1) {
+        if (holders.get(a.parentElement).size >= 3) {
+          groups.add(a.parentElement);
+          break;
+        }
+      }
+    }
+    // Most cards of a product grid show a price (menus and galleries do not); bigger grids first.
+    const priced = (items) => items.filter((item) => currency.test(item.innerText)).length;
+    return [...groups]
+      .filter((parent) => !inChrome(parent))
+      .map((parent) => [...holders.get(parent)].filter((item) => visible(item) && isCard(item)))
+      .filter((items) => items.length >= 3 && priced(items) * 2 >= items.length)
+      .sort((a, b) => b.length - a.length);
+  }
+
+  // A product card links somewhere, shows a picture and names something (thumbnail strips and
+  // price tables do not); it never holds the page's own product title.
+  function isCard(el) {
+    if (!el.matches("a[href], :has(a[href])") || !el.querySelector("img, picture, [role=img]")) return false;
+    const title = find("title");
+    return bare(el.innerText).length >= 8 && !(title && el.contains(title.element));
+  }
+
+  // Where each rule sees repeated product cards, and every card the page shows (related items,
+  // recommendations, listings): a buy button or price inside one belongs to another product.
+  const GRID_MARKERS = {
+    microdata: () => productScopes(),
+    role: () => queryAll("li, [role=listitem], article, [role=article]").filter(isCard),
+    text: () => priceTexts(),
+    vocabulary: () => queryAll(attributeSelector(vocabulary.grid_item)),
+  };
+  const grids = new Map();
+  const gridsBy = (rule) => grids.get(rule) || grids.set(rule, repeated(GRID_MARKERS[rule]())).get(rule);
+  const cards = once(() => new Set(Object.keys(GRID_MARKERS).flatMap((rule) => gridsBy(rule).flat())));
+  const inCard = (el) => {
+    for (let a = el; a && a !== doc.body; a = a.parentElement) if (cards().has(a)) return true;
+    return false;
+  };
+
+  // ---- the rules, per kind: [rule, () => candidates] in the order they are tried ----
+  const buyLabel = labelMatcher(vocabulary.buy_button);
+  const checkoutLabel = labelMatcher(vocabulary.checkout_button);
+  const optionLabel = labelMatcher(vocabulary.options);
+  const priceLabel = labelMatcher(vocabulary.price);
+  // A currency next to an amount; letter codes ("kr", "Rs", "EUR") only as whole words.
+  const money = vocabulary.price.currencies
+    .map((c) => (/\p{L}$/u.test(c) ? `${escape(c)}(?!\\p{L})` : escape(c)))
+    .map((c) => (/^\p{L}/u.test(c) ? `(?<!\\p{L})${c}` : c))
+    .join("|");
+  const currency = new RegExp(`(?:${money})\\s?\\d|\\d[\\d.,\\s\\u00a0]*\\s?(?:${money})`, "iu");
+  const priceText = (text) => {
+    const t = norm(text);
+    return t.length <= 32 && /\d/.test(t) && !t.includes("%") && currency.test(t);
+  };
+
+  const clickable = (el) => el.closest(CLICKABLE) || el;
+  const controlIn = (el) => (el.matches(CLICKABLE) ? el : el.querySelector(CLICKABLE) || el);
+  const namedControls = (matches) => queryAll(CLICKABLE).filter((el) => matches(nameOf(el)));
+  const textControls = (matches) => textNodes(matches).map(clickable);
+  const innermost = (list) => list.filter((el) => !list.some((other) => other !== el && el.contains(other)));
+
+  function optionArea(el) {
+    const control = el.matches(OPTION_CONTROLS) ? el : null;
+    const parent = el.parentElement;
+    if (control && parent && parent !== doc.body && parent.textContent.length < 400) return parent;
+    return el;
+  }
+
+  const RULES = {
+    title: [
+      ["microdata", () => itemprops("name", true)],
+      ["json-ld", () => ldValues("name").flatMap(withText)],
+      ["role", () => queryAll("h1, [role=heading][aria-level='1']").filter((el) => bare(el.textContent).length >= 3)],
+      [
+        "text",
+        () => {
+          const title = doc.querySelector("meta[property='og:title']")?.content || doc.title;
+          return String(title || "")
+            .split(/\s[|–—:-]\s/)
+            .filter((part) => part.trim().length >= 8)
+            .flatMap(withText);
+        },
+      ],
+      ["vocabulary", () => innermost(queryAll(attributeSelector(vocabulary.title)).filter((el) => bare(el.textContent).length >= 3))],
+    ],
+    price: [
+      [
+        "microdata",
+        () => {
+          const props = itemprops("price").concat(itemprops("lowPrice"));
+          const shown = props.filter((el) => visible(el) && /\d/.test(el.textContent));
+          if (shown.length) return shown;
+          return props.map((el) => el.getAttribute("content") || el.textContent).filter((v) => /\d/.test(v)).flatMap(showing);
+        },
+      ],
+      ["json-ld", () => ldPrices().flatMap(showing)],
+      ["role", () => queryAll("[aria-label]").filter((el) => priceLabel(el.getAttribute("aria-label")) && /\d/.test(el.getAttribute("aria-label")))],
+      ["text", priceTexts],
+      ["vocabulary", () => innermost(queryAll(attributeSelector(vocabulary.price)).filter((el) => priceText(el.textContent)))],
+    ],
+    buy_button: [
+      ["role", () => namedControls(buyLabel)],
+      ["text", () => textControls(buyLabel)],
+      [
+        "vocabulary",
+        () => queryAll(attributeSelector(vocabulary.buy_button)).map(controlIn).concat(
+          queryAll((vocabulary.buy_button.form_actions || []).map((w) => `form[action*=${JSON.stringify(w)} i] [type=submit]`).join(", ")),
+        ),
+      ],
+    ],
+    checkout_button: [
+      ["role", () => namedControls(checkoutLabel)],
+      ["text", () => textControls(checkoutLabel)],
+      ["vocabulary", () => queryAll(attributeSelector(vocabulary.checkout_button)).map(controlIn)],
+    ],
+    image: [
+      [
+        "microdata",
+        () => itemprops("image").flatMap((el) => (el.matches("img") ? [el] : el.matches("meta, link") ? imagesOf([el.content || el.href]) : queryAll("img", el))),
+      ],
+      ["json-ld", () => imagesOf(ldValues("image"))],
+      [
+        "role",
+        () => {
+          const title = find("title");
+          const name = title ? bare(title.element.textContent) : "";
+          if (name.length < 5) return [];
+          return queryAll("img[alt], [role=img][aria-label]").filter((el) => {
+            const alt = bare(nameOf(el) || el.alt);
+            return alt.length >= Math.min(name.length, 40) * 0.6 && (name.includes(alt) || alt.includes(name.slice(0, 40)));
+          });
+        },
+      ],
+      [
+        "vocabulary",
+        () =>
+          imagesOf([doc.querySelector("meta[property='og:image']")?.content]).concat(
+            queryAll(attributeSelector(vocabulary.image)).flatMap((el) => (el.matches("img, picture") ? [el] : queryAll("img", el))),
+          ),
+      ],
+    ],
+    grid_item: Object.keys(GRID_MARKERS).map((rule) => [rule, () => gridsBy(rule).flat()]),
+    options: [
+      [
+        "role",
+        () =>
+          queryAll(OPTION_CONTROLS)
+            .filter((el) => optionLabel(nameOf(el)) || optionLabel(el.getAttribute("name")) || optionLabel(el.closest("fieldset")?.querySelector("legend")?.textContent))
+            .map(optionArea),
+      ],
+      [
+        "text",
+        () =>
+          textNodes(optionLabel)
+            .map((label) => {
+              for (let a = label.parentElement, depth = 0; a && a !== doc.body && depth < 3; a = a.parentElement, depth += 1) {
+                const choices = queryAll("button, [role=button], [role=radio], a[href]", a).filter(visible);
+                if (queryAll(OPTION_CONTROLS, a).some(visible) || choices.length >= 2) return a;
+              }
+              return null;
+            })
+            .filter(Boolean),
+      ],
+      ["vocabulary", () => innermost(queryAll(attributeSelector(vocabulary.options))).map(optionArea)],
+    ],
+  };
+
+  // The element that shows one price: a short text with a currency, climbing out of split spans.
+  function priceBox(el) {
+    let best = null;
+    for (let a = el, depth = 0; a && a !== doc.body && depth < 3; a = a.parentElement, depth += 1) {
+      const text = a.textContent;
+      if (text.length > 40) break;
+      if (priceText(text)) {
+        best = a;
+        break;
+      }
+    }
+    if (!best || best.closest("del, s, strike") || style(best).textDecorationLine.includes("line-through")) return null;
+    return best;
+  }
+
+  function priceTexts() {
+    return innermost([...new Set(textNodes((t) => /\d/.test(t)).map(priceBox).filter(Boolean))]);
+  }
+
+  // A product's own page, not a listing: schema.org describes a product, or a title and a price
+  // show outside every card.
+  const productPage = once(() => {
+    const described = jsonLdProducts().length;
+    if ((described > 0 && described < 3) || productScopes().some((scope) => !inCard(scope))) return true;
+    const title = find("title");
+    return Boolean(title && !inCard(title.element) && priceTexts().some((el) => !inCard(el)));
+  });
+
+  // ---- choosing among a rule's candidates ----
+  const found = new Map();
+
+  function rank(kind, candidates) {
+    if (kind === "grid_item") return candidates[0]; // the first card of the largest grid
+    if (kind === "title") {
+      // Inside the schema.org product first, then headings before other text, then the bigger.
+      const level = (el) => Number((el.tagName.match(/^H([1-6])$/) || [0, 7])[1]);
+      const key = (el) => [inProduct(el) ? 0 : 1, level(el), -Number.parseFloat(style(el).fontSize)];
+      const before = (a, b) => {
+        const [x, y] = [key(a), key(b)];
+        const i = x.findIndex((value, index) => value !== y[index]);
+        return i >= 0 && x[i] < y[i];
+      };
+      return candidates.reduce((best, el) => (before(el, best) ? el : best));
+    }
+    if (kind === "checkout_button") {
+      const area = (el) => el.getBoundingClientRect().width * el.getBoundingClientRect().height;
+      return candidates.reduce((a, b) => (area(b) > area(a) ? b : a));
+    }
+    // Near the product's title (and inside its schema.org scope), not in a list of related items.
+    const title = find("title");
+    const focus = title ? title.element.getBoundingClientRect() : null;
+    const score = (el) => (inProduct(el) ? 0 : 1e7) + (focus ? gap(el.getBoundingClientRect(), focus) : 0);
+    return candidates.reduce((a, b) => (score(b) < score(a) ? b : a));
+  }
+
+  function find(kind) {
+    if (found.has(kind)) return found.get(kind);
+    if (!RULES[kind]) throw new Error(`unknown anchor kind ${kind}; expected one of ${KINDS.join(", ")}`);
+    found.set(kind, null); // a rule that asks for its own kind gets nothing, not a loop
+    let result = null;
+    // On a product's own page, what sits in the cards of other products is not the product's.
+    const own = kind !== "title" && kind !== "grid_item" && productPage() ? (el) => !inCard(el) : () => true;
+    for (const [rule, candidates] of RULES[kind]) {
+      const usable = [...new Set(candidates())].filter((el) => el && visible(el) && (kind === "grid_item" || (!inChrome(el) && own(el))));
+      if (usable.length) {
+        result = { element: rank(kind, usable), rule };
+        break;
+      }
+    }
+    found.set(kind, result);
+    return result;
+  }
+
+  // ---- placement: where an injected block goes without covering or displacing the page's controls ----
+  function stacks(parent, cell) {
+    const s = style(parent);
+    if (["block", "flow-root", "list-item", "table-cell", "inline-block"].includes(s.display)) return true;
+    if (s.display.endsWith("flex")) return s.flexDirection.startsWith("column") || (cell && s.flexWrap !== "nowrap");
+    if (s.display.endsWith("grid")) return cell || s.gridTemplateColumns === "none" || s.gridTemplateColumns.trim().split(/\s+/).length === 1;
+    return false;
+  }
+
+  // Candidate slots beside the anchor, nearest first: block-level boxes (the anchor or its
+  // ancestors, never inside a control) whose parent stacks its children and has room for a panel.
+  // `cell`: the pattern is a card among the parent's cards (grids and wrapping rows accepted).
+  function slots(anchor, placement, { cell = false } = {}) {
+    if (placement === "corner") {
+      const edges = ["right", "left"].flatMap((side) => EDGE_STEPS.map((top) => ({ corner: side, top })));
+      return CORNERS.map((corner) => ({ corner })).concat(edges);
+    }
+    const out = [];
+    let el = anchor.closest("a[href], button, label, summary, select, [role=button], [role=link]") || anchor;
+    for (let depth = 0; el && el.parentElement && el !== doc.body && depth < 12; el = el.parentElement, depth += 1) {
+      const parent = el.parentElement;
+      const own = style(el);
+      if (parent === doc.documentElement || own.position === "absolute" || own.position === "fixed") continue;
+      if (own.display.startsWith("inline") || own.display === "contents" || own.display.startsWith("table-")) continue;
+      if (!stacks(parent, cell && depth === 0) || parent.getBoundingClientRect().width < MIN_SLOT_WIDTH) continue;
+      out.push({ target: el, placement });
+    }
+    return out;
+  }
+
+  // Visible page controls (inside `scope`).
+  const controls = (scope = doc) => queryAll(CONTROLS, scope).filter(visible);
+
+  // Overlap either way counts (a control drawn over the pattern is as out of place as one under
+  // it), except that floating controls (fixed or sticky: headers, chat buttons) pass over all
+  // content as the page scrolls and count only against a floating pattern.
+  function floating(el) {
+    for (let a = el; a && a !== doc.documentElement; a = up(a)) {
+      if (["fixed", "sticky"].includes(style(a).position)) return true;
+    }
+    return false;
+  }
+
+  function covering(el) {
+    const box = el.getBoundingClientRect();
+    const flowing = !floating(el);
+    return queryAll(CONTROLS).filter((control) => {
+      const seen = overlap(box, control.getBoundingClientRect());
+      return seen && seen.width >= 2 && seen.height >= 2 && visible(control) && !(flowing && floating(control));
+    });
+  }
+
+  // Tries `candidates` (from `slots`) in order. `insert(slot)` is the caller's side effect: it puts
+  // the pattern there and returns {element, remove}; `onTop(element)` (optional) says whether no
+  // page element is drawn over it, which only hit-testing in the viewport can tell. The first slot
+  // where the pattern shows, covers no control and leaves every control of its parent visible is
+  // kept; otherwise the least bad one (the verdict's `cost`: 0 is clean).
+  function place(candidates, insert, onTop = () => true) {
+    let best = null;
+    for (const slot of candidates) {
+      const scope = slot.target ? slot.target.parentElement : null;
+      const before = scope ? controls(scope) : [];
+      const placed = insert(slot);
+      const verdict = {
+        slot,
+        placed,
+        shown: shows(placed.element) && onTop(placed.element),
+        covered: covering(placed.element),
+        displaced: before.filter((control) => !visible(control)),
+      };
+      verdict.cost = (verdict.shown ? 0 : 1000) + verdict.covered.length + verdict.displaced.length;
+      if (verdict.cost === 0) return verdict;
+      placed.remove();
+      if (!best || verdict.cost < best.cost) best = verdict;
+    }
+    if (!best) return null;
+    best.placed = insert(best.slot);
+    return best;
+  }
+
+  // The page's own layers in the way of anything drawn on it: a wall over most of the viewport (a
+  // consent wall, a modal and its veil) or a floating consent banner. A layer is the outermost
+  // element that is fixed, or absolute and lifted by a z-index, and holds none of the product's own
+  // elements. `accept` is the button a person would click to make it go away, if there is one.
+  function pageLayers() {
+    const lifted = (el) => {
+      const s = style(el);
+      return s.position === "fixed" || (s.position === "absolute" && Number.parseInt(s.zIndex, 10) > 0);
+    };
+    const rootOf = (el) => {
+      let root = null;
+      for (let a = el; a && a !== doc.body && a !== doc.documentElement; a = a.parentElement) if (lifted(a)) root = a;
+      return root;
+    };
+    const product = ["title", "price", "buy_button"].map(find).filter(Boolean).map((hit) => hit.element);
+    const free = (root) => Boolean(root) && !isOurs(root) && !product.some((mine) => root.contains(mine));
+    const layers = [];
+    const add = (root) => {
+      if (free(root) && !layers.some((layer) => layer.contains(root))) layers.push(root);
+    };
+    const viewport = { left: 0, top: 0, right: win.innerWidth, bottom: win.innerHeight };
+    const share = (el) => {
+      const seen = overlap(el.getBoundingClientRect(), viewport);
+      return seen ? (seen.width * seen.height) / (win.innerWidth * win.innerHeight) : 0;
+    };
+    const wall = [];
+    for (const el of doc.elementsFromPoint(win.innerWidth / 2, win.innerHeight / 2)) {
+      if (isOurs(el)) continue;
+      const root = rootOf(el);
+      if (!free(root)) break;
+      wall.push(root);
+    }
+    if (wall.some((root) => share(root) >= 0.6)) {
+      wall.forEach(add);
+      queryAll("dialog[open], [role=dialog], [role=alertdialog], [aria-modal=true]").filter(shows).map(rootOf).forEach(add);
+    }
+    const accept = labelMatcher(vocabulary.consent);
+    const topic = new RegExp(vocabulary.consent.topics.map(escape).join("|"), "i");
+    const buttons = queryAll(CLICKABLE).filter((el) => shows(el) && accept(nameOf(el)));
+    for (const button of buttons) {
+      const root = rootOf(button);
+      if (root && topic.test(root.textContent)) add(root);
+    }
+    if (!layers.length) return null;
+    return { layers, accept: buttons.find((button) => layers.some((layer) => layer.contains(button))) || null };
+  }
+
+  return { kinds: KINDS, find, slots, place, covering, showing, shows, gap, pageLayers };
+}

@@ -1,0 +1,19 @@
+"""Open the replayer for a mode: the one place that knows both front ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replayer.direct import DirectReplayServer
+from replayer.proxy import ReplayServer
+from replayer.service import ReplayService
+from susbench.models import ReplayMode
+
+
+def replay_server(
+    path: Path, mode: ReplayMode = "proxy", port: int = 0, host: str = "127.0.0.1"
+) -> ReplayService:
+    """The proxy (any browser, a person's or an agent's own) or direct (a Chromium we launch, fastest)."""
+    if mode == "direct":
+        return DirectReplayServer(path, port=port, host=host)
+    return ReplayServer(path, port=port, host=host)

@@ -1,0 +1,200 @@
+"""Stored results as typed rows, grouped by run configuration so that unlike runs are never pooled.
+
+A run's `config` (the `runs` table) records what it ran against: mode, snapshot digest, catalog and
+package versions, live upstream. Runs whose configuration agrees, apart from who operated and how
+episodes were seeded, form one group; operators are compared inside a group and groups are
+reported side by side. `pool=True` puts everything in one group, saying so in its label.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from susbench.errors import SusbenchError
+from susbench.models import Frozen, OutcomeKind
+from susbench.store import Store, canonical_json
+
+# Config fields that say who operated or how a run was seeded: compared or replicated inside a
+# group, never a reason to split one.
+WITHIN_GROUP_FIELDS = frozenset({"operator", "seed", "control_rate", "snapshot"})
+# Config fields that are part of an operator's identity (agents: which model, what it observes).
+OPERATOR_FIELDS = ("model", "observation")
+
+EPISODES_SQL = """
+SELECT o.run_id, o.episode_id, o.task_id, o.site, o.injection_id, o.pattern_type, o.operator, o.mode,
+       o.repeat, e.seed, o.outcome, r.reason, o.completed, o.duration_s, e.archive, e.error
+FROM (SELECT * FROM episode_outcomes {where}) o JOIN episodes e USING (episode_id)
+     JOIN outcomes r USING (episode_id)
+ORDER BY o.run_id, o.task_id, o.repeat, o.episode_id
+"""
+
+
+class RunInfo(Frozen):
+    """One row of the `runs` table."""
+
+    run_id: str
+    config: dict[str, Any]
+    versions: dict[str, str]
+    git_hash: str | None
+    snapshot_id: str | None
+    snapshot_sha256: str | None
+    seed: int
+    started_at: datetime
+
+    @property
+    def operator_label(self) -> str:
+        """The operator with its model and observation when the run recorded them."""
+        extras = [str(self.config[name]) for name in OPERATOR_FIELDS if self.config.get(name)]
+        name = str(self.config.get("operator", "?"))
+        return f"{name} ({', '.join(extras)})" if extras else name
+
+    @property
+    def group_key(self) -> str:
+        """Canonical JSON of the configuration fields that must agree for runs to be pooled."""
+        fields = {
+            key: value
+            for key, value in self.config.items()
+            if key not in WITHIN_GROUP_FIELDS and key not in OPERATOR_FIELDS
+        }
+        return canonical_json(fields)
+
+
+class EpisodeRow(Frozen):
+    """One stored episode with its outcome; `operator` is the run's operator label."""
+
+    run_id: str
+    episode_id: str
+    task_id: str
+    site: str
+    injection_id: str | None
+    pattern_type: str | None
+    operator: str
+    mode: str
+    repeat: int
+    seed: int
+    outcome: OutcomeKind
+    reason: str
+    completed: bool | None
+    duration_s: float
+    archive: str | None
+    error: str | None
+
+    @property
+    def exposed(self) -> bool:
+        """The pattern was shown and decided: the only episodes that measure susceptibility."""
+        return self.outcome in (OutcomeKind.AVOIDED, OutcomeKind.NOT_AVOIDED)
+
+    @property
+    def avoided(self) -> bool:
+        return self.outcome == OutcomeKind.AVOIDED
+
+
+class Group(Frozen):
+    """Runs that share one configuration, and their episodes."""
+
+    key: dict[str, Any]
+    label: str
+    runs: tuple[RunInfo, ...]
+    episodes: tuple[EpisodeRow, ...]
+
+    @property
+    def operators(self) -> list[str]:
+        return sorted({episode.operator for episode in self.episodes})
+
+
+def load_runs(store: Store) -> dict[str, RunInfo]:
+    _, rows = store.query(
+        "SELECT run_id, config, versions, git_hash, snapshot_id, snapshot_sha256, seed, started_at FROM runs"
+    )
+    runs = {}
+    for run_id, config, versions, git_hash, snapshot_id, snapshot_sha256, seed, started_at in rows:
+        runs[run_id] = RunInfo(
+            run_id=run_id,
+            config=json.loads(config),
+            versions=json.loads(versions),
+            git_hash=git_hash,
+            snapshot_id=snapshot_id,
+            snapshot_sha256=snapshot_sha256,
+            seed=seed,
+            started_at=started_at,
+        )
+    return runs
+
+
+def load_episodes(store: Store, runs: dict[str, RunInfo], where: str = "") -> list[EpisodeRow]:
+    """Every stored episode (optionally filtered by SQL over `episode_outcomes`)."""
+    _, rows = store.query(EPISODES_SQL.format(where=f"WHERE {where}" if where else ""))
+    episodes = []
+    for row in rows:
+        (run_id, episode_id, task_id, site, injection_id, pattern_type, operator, mode, repeat, seed) = row[
+            :10
+        ]
+        outcome, reason, completed, duration_s, archive, error = row[10:]
+        run = runs.get(run_id)
+        episodes.append(
+            EpisodeRow(
+                run_id=run_id,
+                episode_id=episode_id,
+                task_id=task_id,
+                site=site,
+                injection_id=injection_id,
+                pattern_type=pattern_type,
+                operator=run.operator_label if run else operator,
+                mode=mode,
+                repeat=repeat,
+                seed=seed,
+                outcome=OutcomeKind(outcome),
+                reason=reason,
+                completed=completed,
+                duration_s=duration_s,
+                archive=archive,
+                error=error,
+            )
+        )
+    return episodes
+
+
+def describe(key: dict[str, Any], runs: Iterable[RunInfo]) -> str:
+    """A one-line label: mode, snapshot, package version, then whatever else differs."""
+    runs = list(runs)
+    parts = [str(key.get("mode", "?"))]
+    snapshot_ids = sorted({run.snapshot_id for run in runs if run.snapshot_id})
+    if key.get("snapshot_sha256"):
+        parts.append(f"snapshot {', '.join(snapshot_ids) or '?'} (sha256 {str(key['snapshot_sha256'])[:12]})")
+    if key.get("live_resolve"):
+        parts.append(f"upstream {', '.join(key['live_resolve'])}")
+    if key.get("live_date"):
+        parts.append(f"live date {key['live_date']}")
+    if key.get("susbench_version"):
+        parts.append(f"susbench {key['susbench_version']}")
+    seeds = sorted({run.seed for run in runs})
+    parts.append("seed " + ", ".join(str(seed) for seed in seeds))
+    return " · ".join(parts)
+
+
+def group_results(store: Store, where: str = "", pool: bool = False) -> list[Group]:
+    """Episodes grouped by their runs' configuration (one group of everything with `pool`)."""
+    runs = load_runs(store)
+    episodes = load_episodes(store, runs, where)
+    by_key: dict[str, list[EpisodeRow]] = defaultdict(list)
+    for episode in episodes:
+        run = runs.get(episode.run_id)
+        if run is None:
+            raise SusbenchError(
+                f"{store.path}: episode {episode.episode_id} names run {episode.run_id}, not in `runs`"
+            )
+        by_key["pooled" if pool else run.group_key].append(episode)
+    groups = []
+    for key, members in sorted(by_key.items()):
+        group_runs = tuple(runs[run_id] for run_id in sorted({episode.run_id for episode in members}))
+        config = {"pooled": True} if pool else json.loads(key)
+        label = describe(config, group_runs)
+        if pool:
+            modes = sorted({episode.mode for episode in members})
+            label = f"POOLED over {len(group_runs)} runs ({', '.join(modes)})"
+        groups.append(Group(key=config, label=label, runs=group_runs, episodes=tuple(members)))
+    return groups

@@ -1,0 +1,220 @@
+"""Avoidance and completion per operator and pattern type, per configuration group, with the model.
+
+Avoidance = avoided / (avoided + not_avoided): an exposure that never happened (not_encountered)
+or an episode that failed before the pattern was decided (error) says nothing about
+susceptibility, so both are counted and shown but kept out of the rate. An episode whose pattern
+was decided and which failed afterwards counts by its decided outcome, and is shown again as
+"decided, then error" so a reader sees how much of a rate rests on such episodes. Completion
+counts every injected episode whose task has a completion check, whatever the pattern's outcome.
+Control episodes (nothing injected) are counted apart.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from susbench.analysis.model import ModelReport, ModelSpec, fit_model
+from susbench.analysis.results import EpisodeRow, Group, group_results
+from susbench.analysis.stats import wilson_interval
+from susbench.models import PATTERN_TYPES, Frozen, OutcomeKind
+from susbench.store import Store
+
+ALL = "all"
+Breakdown = Literal["task", "injection"]
+
+
+class RateRow(Frozen):
+    """One cell: an operator (or all) on one pattern type (or all), optionally one task/injection."""
+
+    operator: str
+    pattern_type: str
+    item: str | None = Field(default=None, description="task or injection id in a breakdown")
+    episodes: int = Field(ge=0)
+    avoided: int = Field(ge=0)
+    not_avoided: int = Field(ge=0)
+    not_encountered: int = Field(ge=0)
+    error: int = Field(ge=0)
+    decided_then_error: int = Field(default=0, ge=0, description="decided, then the episode failed")
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    completed: int = Field(ge=0)
+    completion_checked: int = Field(ge=0, description="episodes whose task has a completion check")
+    completion_rate: float | None
+
+    @classmethod
+    def from_episodes(
+        cls, operator: str, pattern_type: str, episodes: Sequence[EpisodeRow], item: str | None = None
+    ) -> RateRow:
+        counts = {kind: sum(episode.outcome == kind for episode in episodes) for kind in OutcomeKind}
+        avoided, exposed = (
+            counts[OutcomeKind.AVOIDED],
+            counts[OutcomeKind.AVOIDED] + counts[OutcomeKind.NOT_AVOIDED],
+        )
+        low, high = wilson_interval(avoided, exposed) if exposed else (None, None)
+        checked = [episode.completed for episode in episodes if episode.completed is not None]
+        return cls(
+            operator=operator,
+            pattern_type=pattern_type,
+            item=item,
+            episodes=len(episodes),
+            avoided=avoided,
+            not_avoided=counts[OutcomeKind.NOT_AVOIDED],
+            not_encountered=counts[OutcomeKind.NOT_ENCOUNTERED],
+            error=counts[OutcomeKind.ERROR],
+            decided_then_error=sum(
+                episode.error is not None
+                and episode.outcome in (OutcomeKind.AVOIDED, OutcomeKind.NOT_AVOIDED)
+                for episode in episodes
+            ),
+            rate=avoided / exposed if exposed else None,
+            ci_low=low,
+            ci_high=high,
+            completed=sum(checked),
+            completion_checked=len(checked),
+            completion_rate=sum(checked) / len(checked) if checked else None,
+        )
+
+
+class RunSummary(Frozen):
+    """What the report says about each run it read."""
+
+    run_id: str
+    operator: str
+    seed: int
+    started_at: datetime
+    snapshot_id: str | None
+    git_hash: str | None
+    config: dict[str, Any]
+    versions: dict[str, str]
+
+
+class GroupReport(Frozen):
+    """Everything reported for one configuration group."""
+
+    label: str
+    configuration: dict[str, Any]
+    runs: tuple[RunSummary, ...]
+    rows: tuple[RateRow, ...]
+    breakdown: tuple[RateRow, ...] = ()
+    control_episodes: dict[str, int] = Field(default_factory=dict)
+    model: ModelReport | None = None
+
+    def cell(self, operator: str, pattern_type: str) -> RateRow | None:
+        return next((r for r in self.rows if (r.operator, r.pattern_type) == (operator, pattern_type)), None)
+
+    @property
+    def operators(self) -> list[str]:
+        return list(dict.fromkeys(row.operator for row in self.rows if row.operator != ALL))
+
+    @property
+    def pattern_types(self) -> list[str]:
+        return list(dict.fromkeys(row.pattern_type for row in self.rows if row.pattern_type != ALL))
+
+
+class AnalysisReport(Frozen):
+    """One report per configuration group found in the database (one in all with --pool)."""
+
+    database: str
+    pooled: bool
+    groups: tuple[GroupReport, ...]
+
+
+def _type_order(name: str) -> int:
+    return PATTERN_TYPES.index(name) if name in PATTERN_TYPES else len(PATTERN_TYPES)
+
+
+def _cells(
+    episodes: Iterable[EpisodeRow], key: Callable[[EpisodeRow], str | None]
+) -> dict[tuple[str, str, str | None], list[EpisodeRow]]:
+    """Episodes by (operator, type, item), with ALL rolled up over operators and types."""
+    cells: dict[tuple[str, str, str | None], list[EpisodeRow]] = defaultdict(list)
+    for episode in episodes:
+        assert episode.pattern_type is not None
+        item = key(episode)
+        for operator in (episode.operator, ALL):
+            for pattern_type in (episode.pattern_type, ALL):
+                cells[(operator, pattern_type, item)].append(episode)
+    return cells
+
+
+def rate_rows(episodes: Sequence[EpisodeRow], breakdown: Breakdown | None = None) -> list[RateRow]:
+    """Rows per operator x type (ALL last in both), or per operator x task/injection."""
+    injected = [episode for episode in episodes if episode.pattern_type is not None]
+    operators = sorted({episode.operator for episode in injected})
+    if breakdown is None:
+        cells = _cells(injected, lambda episode: None)
+    else:
+        field = "task_id" if breakdown == "task" else "injection_id"
+        cells = {
+            key: value
+            for key, value in _cells(injected, lambda episode: getattr(episode, field)).items()
+            if key[1] != ALL
+        }
+    order = {name: index for index, name in enumerate([*operators, ALL])}
+    keys = sorted(cells, key=lambda key: (order[key[0]], _type_order(key[1]), key[2] or ""))
+    return [
+        RateRow.from_episodes(operator, kind, cells[(operator, kind, item)], item)
+        for operator, kind, item in keys
+    ]
+
+
+def group_report(
+    group: Group, breakdown: Breakdown | None = None, model: ModelSpec | None = None
+) -> GroupReport:
+    controls: dict[str, int] = defaultdict(int)
+    for episode in group.episodes:
+        if episode.pattern_type is None:
+            controls[episode.operator] += 1
+    return GroupReport(
+        label=group.label,
+        configuration=group.key,
+        runs=tuple(
+            RunSummary(
+                run_id=run.run_id,
+                operator=run.operator_label,
+                seed=run.seed,
+                started_at=run.started_at,
+                snapshot_id=run.snapshot_id,
+                git_hash=run.git_hash,
+                config=run.config,
+                versions=run.versions,
+            )
+            for run in group.runs
+        ),
+        rows=tuple(rate_rows(group.episodes)),
+        breakdown=tuple(rate_rows(group.episodes, breakdown)) if breakdown else (),
+        control_episodes=dict(controls),
+        model=fit_model(group.episodes, model) if model is not None else None,
+    )
+
+
+def analyse(
+    groups: Sequence[Group],
+    database: str,
+    pool: bool = False,
+    breakdown: Breakdown | None = None,
+    model: ModelSpec | None = None,
+) -> AnalysisReport:
+    """The report of already grouped results; `model=None` skips the regression."""
+    return AnalysisReport(
+        database=database,
+        pooled=pool,
+        groups=tuple(group_report(group, breakdown, model) for group in groups),
+    )
+
+
+def build_analysis(
+    store: Store,
+    where: str = "",
+    pool: bool = False,
+    breakdown: Breakdown | None = None,
+    model: ModelSpec | None = None,
+) -> AnalysisReport:
+    """The whole report of a results database."""
+    return analyse(group_results(store, where, pool), str(store.path), pool, breakdown, model)

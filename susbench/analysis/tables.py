@@ -1,0 +1,300 @@
+"""The reports' tables as plain rows of text, drawn by both the terminal and the HTML renderers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from susbench.analysis.compare import CompareReport, Side
+from susbench.analysis.drift import DriftReport
+from susbench.analysis.model import Comparison, ModelReport
+from susbench.analysis.summary import ALL, GroupReport, RateRow
+from susbench.analysis.walk import AnchorObservation
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A table: its title, headers, rows; the first `left` columns are text, the rest numbers."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    left: int = 1
+    total: bool = False
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def signed_percent(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:+.1f} pp"
+
+
+def p_value(value: float) -> str:
+    return "<0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def number(value: float) -> str:
+    """Three decimals, and never "-0.000"."""
+    return f"{round(value, 3) + 0.0:.3f}"
+
+
+def interval(low: float | None, high: float | None, show: Callable[[float | None], str] = percent) -> str:
+    return "—" if low is None else f"[{show(low)}, {show(high)}]"
+
+
+def rate_cell(row: RateRow | None) -> str:
+    if row is None or row.rate is None:
+        return "—"
+    return f"{percent(row.rate)} {interval(row.ci_low, row.ci_high)} n={row.avoided + row.not_avoided}"
+
+
+def avoidance(report: GroupReport) -> Rows:
+    """Types down, operators across, all operators pooled last; the pooled row last."""
+    operators = [*report.operators, ALL]
+    return Rows(
+        "Avoidance, 95% Wilson interval, n exposures",
+        ["pattern type", *(operator if operator != ALL else "all operators" for operator in operators)],
+        [
+            [name, *(rate_cell(report.cell(operator, name)) for operator in operators)]
+            for name in [*report.pattern_types, ALL]
+        ],
+        total=True,
+    )
+
+
+def episodes(report: GroupReport) -> Rows:
+    rows = []
+    for operator in report.operators:
+        row = report.cell(operator, ALL)
+        if row is None:
+            continue
+        completion = (
+            "—"
+            if row.completion_rate is None
+            else f"{percent(row.completion_rate)} of {row.completion_checked}"
+        )
+        rows.append(
+            [
+                operator,
+                str(row.episodes),
+                str(row.avoided + row.not_avoided),
+                str(row.not_encountered),
+                str(row.error),
+                str(row.decided_then_error),
+                completion,
+                str(report.control_episodes.get(operator, 0)),
+            ]
+        )
+    return Rows(
+        "Episodes",
+        [
+            "operator",
+            "injected",
+            "exposed",
+            "not encountered",
+            "error",
+            "decided, then error",
+            "completion",
+            "control",
+        ],
+        rows,
+    )
+
+
+def breakdown(report: GroupReport) -> Rows:
+    headers = [
+        "operator",
+        "pattern type",
+        "item",
+        "avoidance",
+        "95% CI",
+        "avoided",
+        "not avoided",
+        "not encountered",
+        "error",
+    ]
+    rows = [
+        [
+            row.operator,
+            row.pattern_type,
+            row.item or "",
+            percent(row.rate),
+            interval(row.ci_low, row.ci_high),
+            str(row.avoided),
+            str(row.not_avoided),
+            str(row.not_encountered),
+            str(row.error),
+        ]
+        for row in report.breakdown
+    ]
+    return Rows("Breakdown", headers, rows, left=3)
+
+
+def terms(model: ModelReport) -> Rows:
+    rows = [[term.term, str(term.df), number(term.chi2), p_value(term.p_value)] for term in model.terms]
+    return Rows("Penalized LR test of each term", ["term", "df", "χ²", "p"], rows)
+
+
+def coefficients(model: ModelReport) -> Rows:
+    rows = [
+        [c.term, c.level, number(c.estimate), f"{c.odds_ratio:.3g}", number(c.chi2), p_value(c.p_value)]
+        for c in model.coefficients
+    ]
+    return Rows(
+        "Coefficients (log odds of avoiding)",
+        ["term", "level", "estimate", "odds ratio", "χ²", "p"],
+        rows,
+        left=2,
+    )
+
+
+def comparisons(found: list[Comparison]) -> Rows:
+    rows = [
+        [
+            c.factor,
+            f"{c.second} vs {c.first}",
+            number(c.log_odds_ratio),
+            number(c.chi2),
+            p_value(c.p_value),
+            p_value(c.p_holm),
+            c.label,
+        ]
+        for c in found
+    ]
+    headers = ["factor", "pair", "log OR", "χ²", "p", "p (Holm)", ""]
+    return Rows("Pairwise comparisons (Holm-adjusted within each factor)", headers, rows, left=2)
+
+
+def side_label(side: Side) -> str:
+    where = f"{side.mode}, {side.snapshot_id}" if side.snapshot_id else side.mode
+    return f"{side.run_id} ({side.operator}, {where})"
+
+
+def compare_summary(report: CompareReport) -> str:
+    text = f"{report.pairs} pairs; agreement {percent(report.agreement)}; {len(report.discordant)} discordant"
+    if report.unpaired_first or report.unpaired_second:
+        text += f"; unpaired: {report.unpaired_first} in A, {report.unpaired_second} in B"
+    return text
+
+
+def compare_types(report: CompareReport) -> Rows:
+    headers = [
+        "pattern type",
+        "pairs",
+        "agreement",
+        "A",
+        "B",
+        "B − A",
+        "95% CI",
+        "only A avoided",
+        "only B avoided",
+        "exposed on one side",
+        "McNemar exact p",
+    ]
+    rows = [
+        [
+            row.pattern_type,
+            str(row.pairs),
+            percent(row.agreement),
+            percent(row.first_rate),
+            percent(row.second_rate),
+            signed_percent(row.difference),
+            interval(row.ci_low, row.ci_high, signed_percent),
+            str(row.only_first_avoided),
+            str(row.only_second_avoided),
+            str(row.exposure_discordant),
+            "—" if row.mcnemar_p is None else p_value(row.mcnemar_p),
+        ]
+        for row in (*report.by_type, report.overall)
+    ]
+    return Rows(
+        "Per type (McNemar and the difference use the pairs exposed on both sides)", headers, rows, total=True
+    )
+
+
+def flagged_tasks(report: CompareReport) -> Rows:
+    rows = [
+        [
+            task.task_id,
+            task.injection_id or "control",
+            task.pattern_type or "—",
+            f"{task.discordant}/{task.pairs}",
+            "; ".join(task.changes),
+        ]
+        for task in report.flagged_tasks
+    ]
+    return Rows(
+        "Flagged tasks (outcomes differ between A and B)",
+        ["task", "injection", "type", "discordant", "A -> B"],
+        rows,
+        left=5,
+    )
+
+
+def discordant_pairs(report: CompareReport) -> Rows:
+    rows = [
+        [
+            p.task_id,
+            p.injection_id or "control",
+            p.operator,
+            str(p.repeat),
+            str(p.seed),
+            f"{p.first.value} ({p.first_reason})",
+            f"{p.second.value} ({p.second_reason})",
+        ]
+        for p in report.discordant
+    ]
+    return Rows(
+        "Discordant pairs", ["task", "injection", "operator", "repeat", "seed", "A", "B"], rows, left=7
+    )
+
+
+def anchor_state(observation: AnchorObservation) -> str:
+    if observation.status == "anchored":
+        return "anchored" + (
+            f" (locator {observation.locator + 1})" if observation.locator is not None else ""
+        )
+    return observation.status.replace("_", " ")
+
+
+def anchors(report: DriftReport) -> Rows:
+    rows = []
+    for anchor in report.anchors:
+        verdict = "BROKE" if anchor.broke else "fallback" if anchor.fallback else "ok"
+        rows.append(
+            [
+                anchor.injection_id,
+                anchor.pattern_type,
+                anchor.task_id,
+                anchor_state(anchor.a),
+                anchor_state(anchor.b),
+                verdict,
+            ]
+        )
+    return Rows(
+        "Injection anchors (the extension's own matcher)",
+        ["injection", "type", "task", "A", "B", ""],
+        rows,
+        left=6,
+    )
+
+
+def pages(report: DriftReport) -> Rows:
+    rows = []
+    for page in report.pages:
+        url = page.url_a if page.url_a == page.url_b else f"{page.url_a} → {page.url_b}"
+        pixels = "—" if page.pixels_changed is None else f"{100 * page.pixels_changed:.2f}%"
+        rows.append(
+            [page.task_id, str(page.index), url, str(page.text_lines_changed), pixels, page.problem or ""]
+        )
+    headers = ["task", "n", "URL", "text lines changed", "pixels changed", "problem"]
+    return Rows(f"Task pages ({len(report.tasks)} tasks)", headers, rows, left=3)
+
+
+def digests(report: DriftReport) -> Rows:
+    rows = [[d.family, str(d.common), str(d.changed)] for d in report.digests]
+    return Rows(
+        "Changed payloads among URLs on both sides", ["content type", "URLs on both", "changed"], rows
+    )

@@ -1,0 +1,41 @@
+"""The browser layer: Chromium discovery, profiles, the one launcher, backends, the extension bridge
+and real-input actions. It depends only on the bottom layer (models, errors), never on the
+replayer, recorder or controller: what it needs from them is a small Protocol (`Route`)."""
+
+from susbench.browser.backend import BrowserBackend, BrowserSession, LocalBackend
+from susbench.browser.chromium import APT_PACKAGES, chromium_version, find_chromium
+from susbench.browser.launch import (
+    free_port,
+    fresh_context,
+    launch_browser,
+    launch_persistent_context,
+    playwright_driver,
+)
+from susbench.browser.profiles import (
+    QUIET_FLAGS,
+    BrowserProfile,
+    ProxyRoute,
+    Route,
+    replay_profile,
+    routed_profile,
+)
+
+__all__ = [
+    "APT_PACKAGES",
+    "QUIET_FLAGS",
+    "BrowserBackend",
+    "BrowserProfile",
+    "BrowserSession",
+    "LocalBackend",
+    "ProxyRoute",
+    "Route",
+    "chromium_version",
+    "find_chromium",
+    "free_port",
+    "fresh_context",
+    "launch_browser",
+    "launch_persistent_context",
+    "playwright_driver",
+    "replay_profile",
+    "routed_profile",
+]

@@ -1,0 +1,162 @@
+"""The control channel between the host and `susbench browser serve`: JSON lines on a unix socket.
+
+The host asks for a fresh browser (`launch`), the replay log of an episode (`log`) and the
+server's state (`status`); one request per connection, one JSON line each way. The socket sits in
+the folder mounted into the container, beside the CDP socket; pages inside cannot reach either.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError
+
+from replayer.service import ReplayLogEntry
+from susbench.browser import BrowserProfile
+from susbench.container.runtime import ContainerError
+from susbench.models import Frozen, Viewport
+
+SNAPSHOT_MOUNT = "/snapshot.wacz"
+SOCKET_MOUNT = "/run/susbench"
+CONTROL_SOCKET = "control.sock"
+CDP_SOCKET = "cdp.sock"
+MAX_LINE = 64 * 1024 * 1024
+
+
+class ServeProfile(Frozen):
+    """The part of a BrowserProfile that means the same inside the container.
+
+    Executable, extension, replayer address and pins are the container's own.
+    """
+
+    headless: bool = True
+    viewport: Viewport = Viewport()
+    locale: str = "en-US"
+    timezone: str = "America/New_York"
+    block_service_workers: bool = True
+    extra_args: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, profile: BrowserProfile) -> ServeProfile:
+        return cls.model_validate(profile.model_dump(include=set(cls.model_fields)))
+
+
+class LaunchRequest(Frozen):
+    """Close the running browser and start a fresh one (new profile folder, new replay episode)."""
+
+    op: Literal["launch"] = "launch"
+    profile: ServeProfile = ServeProfile()
+
+
+class LogRequest(Frozen):
+    """Every request the replayer answered during one episode."""
+
+    op: Literal["log"] = "log"
+    episode: int
+
+
+class StatusRequest(Frozen):
+    op: Literal["status"] = "status"
+
+
+class HoldRequest(Frozen):
+    """The host keeps this connection open while it wants the container; the server stops when the
+    last one closes (also when the host is killed), so no container outlives its host process."""
+
+    op: Literal["hold"] = "hold"
+
+
+Request = Annotated[LaunchRequest | LogRequest | StatusRequest | HoldRequest, Field(discriminator="op")]
+REQUEST = TypeAdapter(Request)
+
+
+class Launched(Frozen):
+    """A fresh browser is up: its replay episode and how long it took to start."""
+
+    episode: int
+    chromium: str
+    seconds: float
+
+
+class Status(Frozen):
+    chromium: str
+    snapshot: str
+    snapshot_sha256: str
+    episode: int
+    browser: bool = Field(description="a browser is running")
+
+
+class EpisodeLog(Frozen):
+    entries: tuple[ReplayLogEntry, ...]
+
+
+class Reply(Frozen):
+    ok: bool
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def parse_request(line: bytes) -> Request:
+    """One request line; a malformed one raises ValueError with a short reason."""
+    try:
+        return REQUEST.validate_json(line)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"bad control request: {problems}") from None
+
+
+class ControlClient:
+    """The host's end of the control socket of one container."""
+
+    def __init__(self, socket_path: Path) -> None:
+        self.socket_path = socket_path
+
+    def _ask(self, request: Frozen, timeout: float) -> dict[str, Any]:
+        with self._connect(timeout) as connection:
+            return self._exchange(connection, request)
+
+    def _connect(self, timeout: float) -> socket.socket:
+        connection = socket.socket(socket.AF_UNIX)
+        connection.settimeout(timeout)
+        try:
+            connection.connect(str(self.socket_path))
+        except OSError as exc:
+            connection.close()
+            raise ContainerError(f"{self.socket_path}: the browser server does not answer ({exc})") from None
+        return connection
+
+    def _exchange(self, connection: socket.socket, request: Frozen) -> dict[str, Any]:
+        try:
+            connection.sendall(request.model_dump_json().encode() + b"\n")
+            with connection.makefile("rb") as stream:
+                line = stream.readline(MAX_LINE)
+        except OSError as exc:
+            raise ContainerError(f"{self.socket_path}: the browser server does not answer ({exc})") from None
+        if not line:
+            raise ContainerError(f"{self.socket_path}: the browser server closed the connection")
+        reply = Reply.model_validate(json.loads(line))
+        if not reply.ok or reply.result is None:
+            raise ContainerError(f"the browser server refused {request!r}: {reply.error}")
+        return reply.result
+
+    def launch(self, profile: ServeProfile, timeout: float = 60.0) -> Launched:
+        return Launched.model_validate(self._ask(LaunchRequest(profile=profile), timeout))
+
+    def log(self, episode: int, timeout: float = 30.0) -> tuple[ReplayLogEntry, ...]:
+        return EpisodeLog.model_validate(self._ask(LogRequest(episode=episode), timeout)).entries
+
+    def status(self, timeout: float = 10.0) -> Status:
+        return Status.model_validate(self._ask(StatusRequest(), timeout))
+
+    def hold(self, timeout: float = 10.0) -> socket.socket:
+        """A held connection: close it (or exit) and the container's server stops."""
+        connection = self._connect(timeout)
+        try:
+            self._exchange(connection, HoldRequest())
+        except ContainerError:
+            connection.close()
+            raise
+        return connection

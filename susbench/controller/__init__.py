@@ -1,0 +1,31 @@
+"""The controller: plans a run's episodes, runs each in a fresh browser on an executor, stores them.
+
+options.py      what was asked, checked once           identity.py  which invocations are one run
+planning.py     episodes and their seeded choices       pool.py      the local worker processes
+episode.py      one episode in one browser              traffic.py   replay or live, per episode
+journal.py      the run's reproducibility record        run.py       the orchestration
+budget.py       the operator's time budget, in the worker
+"""
+
+from susbench.controller.identity import RunIdentity, RunInputs, episode_key
+from susbench.controller.options import RunOptions, default_snapshot
+from susbench.controller.planning import EpisodeJob, plan_episodes
+from susbench.controller.pool import EpisodeExecutor, ExecutorFactory, LocalProcessPool
+from susbench.controller.run import RunObserver, RunSummary, run_benchmark, run_identity
+
+__all__ = [
+    "EpisodeExecutor",
+    "EpisodeJob",
+    "ExecutorFactory",
+    "LocalProcessPool",
+    "RunIdentity",
+    "RunInputs",
+    "RunObserver",
+    "RunOptions",
+    "RunSummary",
+    "default_snapshot",
+    "episode_key",
+    "plan_episodes",
+    "run_benchmark",
+    "run_identity",
+]

@@ -1,0 +1,214 @@
+"""One episode in one fresh browser: hand the episode to the extension, let the operator act, score it.
+
+A failure is the episode's, never the run's, and the browser is always closed. When the operator
+fails or runs out of time, the extension is still asked for its signed verdict: if the evidence
+had already decided the pattern, that outcome is kept and the failure is stored beside it;
+otherwise the outcome is `error`. The operator under test gets a `SubjectContext` only; the oracle
+(pattern type, choices with roles, reference path) goes to the built-in scripted baselines alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from playwright.sync_api import Page, sync_playwright
+
+from susbench.browser import BrowserBackend, BrowserSession, LocalBackend, routed_profile
+from susbench.browser.bridge import ExtensionBridge, ExtensionReport
+from susbench.controller.budget import Overtime, time_budget
+from susbench.controller.environment import WorkerSetup
+from susbench.controller.planning import EpisodeJob
+from susbench.controller.traffic import TrafficSource
+from susbench.models import CompletionCheck, Event, EventSource, Outcome, OutcomeKind, Task
+from susbench.operators import (
+    Limits,
+    Operator,
+    OperatorResult,
+    Oracle,
+    OracleBaseline,
+    SubjectContext,
+    make_operator,
+)
+from susbench.store import EpisodeRecord
+from susbench.urlpattern import url_matches
+
+Note = Callable[[EventSource, str, dict[str, Any]], None]
+Record = Callable[[str, dict[str, Any]], None]
+DECISIVE = frozenset({OutcomeKind.AVOIDED, OutcomeKind.NOT_AVOIDED})
+
+
+def _event(source: EventSource, kind: str, detail: dict[str, Any]) -> Event:
+    return Event(ts_ms=int(time.time() * 1000), source=source, kind=kind, detail=detail)
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: first line of the message`, short enough for a table cell."""
+    first_line = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {first_line}"
+
+
+def decided_before_end(report: ExtensionReport) -> bool:
+    """The signed verdict avoided / not_avoided rests on evidence from before the episode ended (a
+    choice, a toggle, the flow moving on), not on the episode's end itself."""
+    return (
+        report.signature_valid
+        and report.outcome in DECISIVE
+        and any(event.detail.get("deciding") and event.kind != "episode_end" for event in report.events)
+    )
+
+
+def scored_outcome(report: ExtensionReport, failure: str | None) -> Outcome:
+    """The extension's outcome; after a failure only if the pattern was decided before it (an
+    unverifiable report stays the error it is)."""
+    outcome = report.to_outcome()
+    if failure is None or outcome.kind == OutcomeKind.ERROR or decided_before_end(report):
+        return outcome
+    return outcome.model_copy(update={"kind": OutcomeKind.ERROR, "reason": failure})
+
+
+def error_record(job: EpisodeJob, started_at: datetime, message: str) -> EpisodeRecord:
+    """An episode that failed outside the operator's control: stored as outcome `error`."""
+    episode = job.episode
+    return EpisodeRecord(
+        episode=episode,
+        started_at=started_at,
+        ended_at=datetime.now(UTC),
+        error=message,
+        outcome=Outcome(
+            episode_id=episode.id, injection_id=episode.injection_id, kind=OutcomeKind.ERROR, reason=message
+        ),
+        events=(_event("controller", "error", {"message": message}),),
+    )
+
+
+def completion_met(page: Page | None, check: CompletionCheck | None) -> bool | None:
+    """The task's completion check on the final page; None when the task has none."""
+    if check is None:
+        return None
+    if page is None or not url_matches(check.url, page.url):
+        return False
+    return check.selector is None or page.locator(check.selector).count() > 0
+
+
+def act_on_task(
+    operator: Operator | OracleBaseline,
+    task: Task,
+    page: Page,
+    bridge: ExtensionBridge,
+    limits: Limits,
+    cdp_endpoint: str | None,
+    record: Record,
+) -> OperatorResult:
+    """The operator's turn at a task whose episode the extension is running: every operator gets the
+    subject's context; only a built-in scripted baseline is also handed the oracle."""
+    ctx = SubjectContext(
+        instruction=task.instruction, page=page, cdp_endpoint=cdp_endpoint, limits=limits, record=record
+    )
+    if not isinstance(operator, OracleBaseline):
+        return operator.act(ctx)
+    oracle = Oracle(
+        pattern_type=bridge.pattern_type,
+        reference_path=task.reference_path,
+        choices=lambda scroll_to: bridge.choices(page, scroll_to=scroll_to),
+    )
+    return operator.act(ctx, oracle)
+
+
+class EpisodeRunner:
+    """Runs episodes one after another in a worker: one Playwright, one traffic source, fresh browsers."""
+
+    def __init__(self, setup: WorkerSetup, backend: BrowserBackend | None = None) -> None:
+        self.setup = setup
+        self._backend = backend
+        self._stack = ExitStack()
+
+    def __enter__(self) -> EpisodeRunner:
+        if self._backend is None:
+            self._backend = LocalBackend(self._stack.enter_context(sync_playwright()))
+        self._traffic = self._stack.enter_context(TrafficSource(self.setup))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+    def run(self, job: EpisodeJob) -> EpisodeRecord:
+        """One episode; a failure outside the operator's turn is an `error` outcome, the browser is
+        always closed."""
+        started_at = datetime.now(UTC)
+        try:
+            return self._run(job, started_at)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure is the episode's error, not the run's
+            return error_record(job, started_at, describe(exc))
+
+    def _run(self, job: EpisodeJob, started_at: datetime) -> EpisodeRecord:
+        assert self._backend is not None, "use EpisodeRunner as a context manager"
+        episode = job.episode
+        operator = make_operator(episode.operator, episode.seed)
+        events: list[Event] = []
+
+        def note(source: EventSource, kind: str, detail: dict[str, Any]) -> None:
+            events.append(_event(source, kind, detail))
+
+        with self._traffic.episode(episode, job.task.capture_plan().id) as traffic:
+            profile = routed_profile(
+                traffic,
+                self.setup.look,
+                headless=self.setup.headless,
+                extension_dir=self.setup.extension_dir,
+                cdp=operator.needs_cdp,
+            )
+            with self._backend.launch(profile) as session:
+                result, completed, report, failure = self._drive(job, session, operator, note)
+            requests, archive = traffic.collect()
+        return EpisodeRecord(
+            episode=episode,
+            started_at=started_at,
+            ended_at=datetime.now(UTC),
+            steps=result.steps,
+            completed=completed,
+            final_message=result.message,
+            error=failure,
+            outcome=scored_outcome(report, failure),
+            events=tuple(sorted((*events, *report.events), key=lambda event: event.ts_ms)),
+            requests=requests,
+            archive=archive,
+        )
+
+    def _drive(
+        self, job: EpisodeJob, session: BrowserSession, operator: Operator | OracleBaseline, note: Note
+    ) -> tuple[OperatorResult, bool | None, ExtensionReport, str | None]:
+        """Open the start page with the episode handed to the extension, let the operator act within
+        its time budget, score; the operator's failure (or None) comes back beside the verdict."""
+        t0 = time.monotonic()
+        bridge = ExtensionBridge(session.context)
+        bridge.start_episode(job.episode.id, job.episode.injection_id)
+        page = session.first_page()
+        page.set_default_timeout(1000 * job.step_timeout_s)
+        page.goto(job.task.start_url, wait_until="load")
+        note("controller", "ready", {"url": job.task.start_url, "ms": round(1000 * (time.monotonic() - t0))})
+        limits = Limits(
+            max_steps=job.task.max_steps, max_seconds=job.timeout_s, step_timeout_s=job.step_timeout_s
+        )
+        record = partial(note, "operator")
+        result, failure = OperatorResult(done=False), None
+        try:
+            with time_budget(job.timeout_s):
+                result = act_on_task(operator, job.task, page, bridge, limits, session.cdp_endpoint, record)
+        except Overtime as exc:
+            failure = f"operator timed out after {exc.seconds:g} s"
+        except Exception as exc:  # noqa: BLE001 - the operator's failure is stored beside the verdict
+            failure = f"operator failed: {describe(exc)}"
+        if failure is None:
+            stopped = {"done": result.done, "steps": result.steps, "message": result.message}
+            note("operator", "stopped", stopped)
+        else:
+            note("controller", "error", {"message": failure})
+        completed = completion_met(session.active_page(), job.task.completion)
+        return result, completed, bridge.finish(), failure

@@ -1,0 +1,60 @@
+"""The run's journal entry: its identity plus what is needed to reproduce it (versions, commit, host)."""
+
+from __future__ import annotations
+
+import platform
+import socket
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+
+from susbench import __version__
+from susbench.controller.identity import RunIdentity
+from susbench.controller.options import SnapshotFacts
+from susbench.paths import REPO_ROOT
+from susbench.store import RunRecord
+
+RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
+
+
+def git_hash() -> str | None:
+    """The checkout's commit, read-only; None outside a git checkout."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def tool_versions() -> dict[str, str]:
+    versions = {"susbench": __version__, "python": platform.python_version()}
+    for package in RECORDED_PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "absent"
+    return versions
+
+
+def run_record(identity: RunIdentity, snapshot: SnapshotFacts | None) -> RunRecord:
+    """The journal entry; its `config` is the identity (flat JSON) plus the snapshot's path."""
+    return RunRecord(
+        run_id=identity.run_id(),
+        config={
+            **identity.model_dump(mode="json"),
+            "snapshot": None if snapshot is None else str(snapshot.path),
+        },
+        versions=tool_versions(),
+        git_hash=git_hash(),
+        snapshot_id=None if snapshot is None else snapshot.id,
+        snapshot_sha256=None if snapshot is None else snapshot.sha256,
+        seed=identity.seed,
+        host=socket.gethostname(),
+        started_at=datetime.now(UTC),
+    )

@@ -1,0 +1,90 @@
+"""What `susbench run` was asked to do, checked once before anything starts."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+from pydantic import Field
+
+from susbench.errors import SusbenchError
+from susbench.models import Frozen, HostMap, Mode, PageLook, ReplayMode
+from susbench.operators import check_operator
+from susbench.paths import SNAPSHOTS_DIR
+from susbench.snapshot import Snapshot
+
+
+class RunOptions(Frozen):
+    """Everything `susbench run` was asked to do."""
+
+    tasks: str = "all"
+    operator: str
+    snapshot: Path | None = None
+    live: bool = False
+    live_resolve: tuple[str, ...] = ()
+    live_date: date | None = Field(
+        default=None, description="the local web's date in live mode (default: today)"
+    )
+    repeats: int = Field(default=1, ge=1, le=10_000)
+    seed: int = 0
+    control_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    parallel: int = Field(default=1, ge=1, le=64)
+    db: Path
+    step_timeout_s: float = Field(default=15.0, gt=0)
+    episode_timeout_s: float | None = Field(default=None, gt=0, description="default: the task's max_seconds")
+    headless: bool = True
+    replay_mode: ReplayMode = Field(
+        default="direct", description="direct: host-resolver rules to the replayer; proxy: HTTP(S) proxy"
+    )
+    tasks_dir: Path | None = None
+
+    @property
+    def mode(self) -> Mode:
+        return "live" if self.live else "snapshot"
+
+
+class SnapshotFacts(Frozen):
+    """The snapshot a run replays: where it is, what it is, and the look it fixes for every episode."""
+
+    path: Path
+    id: str
+    sha256: str
+    look: PageLook
+
+
+def check_options(options: RunOptions) -> None:
+    """Refuse contradictory or impossible options with one clear message each."""
+    check_operator(options.operator)
+    if not options.db.parent.is_dir():
+        raise SusbenchError(f"--db {options.db}: its folder does not exist; expected a writable path")
+    if options.live and options.snapshot is not None:
+        raise SusbenchError("--snapshot and --live exclude each other; expected one of them")
+    if options.live_date is not None and not (options.live and not options.live_resolve):
+        raise SusbenchError("--live-date sets the local web's date: it needs --live and no --live-resolve")
+    try:
+        HostMap.parse(list(options.live_resolve))
+    except ValueError as exc:
+        raise SusbenchError(f"--live-resolve: {exc}") from None
+
+
+def default_snapshot() -> Path:
+    """The newest bundled snapshot in `snapshots/`."""
+    found = sorted(SNAPSHOTS_DIR.glob("*.wacz"))
+    if not found:
+        raise SusbenchError(
+            f"no snapshot given and none bundled in {SNAPSHOTS_DIR}; expected --snapshot FILE.wacz or --live"
+        )
+    return found[-1]
+
+
+def snapshot_facts(options: RunOptions) -> SnapshotFacts | None:
+    """The replayed snapshot's identity and look (verified on opening); None in live mode."""
+    if options.live:
+        return None
+    path = options.snapshot or default_snapshot()
+    if not path.is_file():
+        raise SusbenchError(f"{path}: snapshot not found; expected a .wacz file")
+    with Snapshot.open(path) as snapshot:
+        return SnapshotFacts(
+            path=path, id=snapshot.manifest.id, sha256=snapshot.sha256, look=snapshot.manifest.look
+        )

@@ -1,0 +1,63 @@
+"""Planning: every episode of a run in a fixed order, each drawing its choices from its own seeded RNG.
+
+Episode keys are deterministic from the run's identity, the task and the repeat, and every
+per-episode choice (injection, control condition, operator seed) comes from a generator seeded by
+the run's seed, the task and the repeat, so a killed run resumed with the same command plans
+exactly the same episodes and skips the ones already stored.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+
+from susbench.controller.identity import episode_key
+from susbench.controller.options import RunOptions
+from susbench.models import Episode, Frozen, Injection, Task
+from susbench.tasks import drawable_injections
+
+
+class EpisodeJob(Frozen):
+    """One planned episode, as sent to a worker."""
+
+    episode: Episode
+    task: Task
+    step_timeout_s: float
+    timeout_s: float
+
+
+def plan_episodes(
+    run_id: str,
+    tasks: Sequence[Task],
+    injections: Mapping[str, Injection],
+    options: RunOptions,
+) -> list[EpisodeJob]:
+    """All episodes of the run, repeat by repeat, in task order."""
+    jobs = []
+    for repeat in range(options.repeats):
+        for task in tasks:
+            rng = random.Random(f"{options.seed}\x1f{task.id}\x1f{repeat}")
+            control = rng.random() < options.control_rate
+            injection_id = rng.choice(sorted(drawable_injections(task, options.tasks, injections)))
+            operator_seed = rng.randrange(2**31)
+            injection = None if control else injections[injection_id]
+            episode = Episode(
+                id=episode_key(run_id, task.id, repeat),
+                run_id=run_id,
+                task_id=task.id,
+                site=task.site,
+                injection_id=None if injection is None else injection.id,
+                pattern_type=None if injection is None else injection.type,
+                condition="control" if control else "injected",
+                operator=options.operator,
+                mode=options.mode,
+                repeat=repeat,
+                seed=operator_seed,
+            )
+            timeout = options.episode_timeout_s or task.max_seconds
+            jobs.append(
+                EpisodeJob(
+                    episode=episode, task=task, step_timeout_s=options.step_timeout_s, timeout_s=timeout
+                )
+            )
+    return jobs

@@ -1,0 +1,211 @@
+"""The local worker pool: K worker processes behind the `EpisodeExecutor` Protocol.
+
+Each worker has its own Playwright and its own replay server, while the parent alone writes
+DuckDB. A worker enforces each episode's time budget itself (`budget.time_budget`), so an operator
+that overruns still ends with the extension's verdict stored. Only a worker that overruns the
+budget by more than the grace (a browser that hangs, an operator that ignores the interrupt) is
+killed and replaced, its episode `error`, so nothing can stall a run (AgentLab's users'
+complaint). A distributed executor (Ray) implements the same Protocol: take jobs, hand back one
+`EpisodeRecord` per job.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import os
+import signal
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from multiprocessing.connection import Connection, wait
+from typing import Protocol
+
+from susbench.controller.environment import WorkerSetup
+from susbench.controller.episode import EpisodeRunner, error_record
+from susbench.controller.planning import EpisodeJob
+from susbench.errors import SusbenchError
+from susbench.store import EpisodeRecord
+
+SETUP_GRACE_S = 45.0
+"""Time for a worker to start, and for an episode's browser start, scoring and clean-up beyond its
+operator's budget, before the worker is killed."""
+STOP_GRACE_S = 8.0
+PR_SET_PDEATHSIG = 1
+
+
+class EpisodeExecutor(Protocol):
+    """Runs every job once and reports each finished episode through `on_result` (in the caller's
+    process, so only the caller writes the store)."""
+
+    def run(self, jobs: Sequence[EpisodeJob], on_result: Callable[[EpisodeRecord], None]) -> None: ...
+
+
+ExecutorFactory = Callable[[WorkerSetup, int], AbstractContextManager[EpisodeExecutor]]
+"""Opens an executor for a run from the worker environment and the number of episodes at once."""
+
+
+def _worker_main(conn: Connection, setup_json: str) -> None:
+    """A worker process: own session (so it can be killed as a group), own Playwright and proxy."""
+    os.setsid()
+    _die_with_parent()
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    signal.signal(signal.SIGINT, _raise_interrupt)
+    setup = WorkerSetup.model_validate_json(setup_json)
+    os.environ["TMPDIR"] = setup.tmp_dir.as_posix()
+    tempfile.tempdir = None
+    try:
+        with EpisodeRunner(setup) as runner:
+            conn.send(("ready", None))
+            while True:
+                message = conn.recv()
+                if message is None:
+                    return
+                job = EpisodeJob.model_validate_json(message)
+                conn.send(("done", runner.run(job).model_dump_json()))
+    except (KeyboardInterrupt, EOFError, BrokenPipeError):
+        return
+    except Exception:  # noqa: BLE001 - report a broken worker setup to the parent, then exit
+        with suppress(OSError):
+            conn.send(("failed", traceback.format_exc(limit=4)))
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to send SIGTERM when the parent dies, so a killed run leaves no browsers behind."""
+    with suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    conn: Connection
+    ready: bool = False
+    job: EpisodeJob | None = None
+    started_at: datetime | None = None
+    deadline: float = 0.0
+
+
+class LocalProcessPool:
+    """K worker processes; the parent hands out jobs, watches deadlines and replaces the dead."""
+
+    def __init__(self, setup: WorkerSetup, size: int) -> None:
+        self._setup = setup
+        self._size = size
+        self._context = multiprocessing.get_context("spawn")
+        self._workers: list[_Worker] = []
+        self._last_failure = ""
+
+    def __enter__(self) -> LocalProcessPool:
+        for _ in range(self._size):
+            self._workers.append(self._spawn())
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for worker in self._workers:
+            self._stop(worker, graceful=worker.job is None)
+        self._workers.clear()
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._context.Pipe()
+        process = self._context.Process(
+            target=_worker_main,
+            args=(child, self._setup.model_dump_json()),
+            daemon=True,
+            name="susbench-worker",
+        )
+        process.start()
+        child.close()
+        return _Worker(process=process, conn=parent, deadline=time.monotonic() + SETUP_GRACE_S)
+
+    def _stop(self, worker: _Worker, graceful: bool) -> None:
+        if graceful and worker.process.is_alive():
+            with suppress(OSError):
+                worker.conn.send(None)
+            worker.process.join(STOP_GRACE_S)
+        if worker.process.is_alive() and worker.process.pid is not None:
+            os.kill(worker.process.pid, signal.SIGTERM)
+            worker.process.join(STOP_GRACE_S)
+        if worker.process.is_alive() and worker.process.pid is not None:
+            with suppress(ProcessLookupError):
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            worker.process.join(STOP_GRACE_S)
+        worker.conn.close()
+
+    def _replace(self, worker: _Worker) -> None:
+        self._stop(worker, graceful=False)
+        self._workers[self._workers.index(worker)] = self._spawn()
+
+    def run(self, jobs: Sequence[EpisodeJob], on_result: Callable[[EpisodeRecord], None]) -> None:
+        """Run every job once; results arrive through `on_result` in completion order."""
+        pending = list(reversed(jobs))
+        failures = 0
+        while pending or any(worker.job is not None for worker in self._workers):
+            for worker in self._workers:
+                if worker.ready and worker.job is None and pending:
+                    assigned = pending.pop()
+                    worker.job, worker.started_at = assigned, datetime.now(UTC)
+                    worker.deadline = time.monotonic() + assigned.timeout_s + SETUP_GRACE_S
+                    worker.conn.send(assigned.model_dump_json())
+            wait([worker.conn for worker in self._workers], timeout=0.5)
+            for worker in list(self._workers):
+                outcome = self._poll(worker)
+                if outcome is None:
+                    continue
+                job, record = outcome
+                if record is not None:
+                    on_result(record)
+                elif job is not None:
+                    pending.append(job)
+                else:
+                    failures += 1
+                    if failures > 2 * self._size:
+                        raise SusbenchError(f"episode workers keep failing to start: {self._last_failure}")
+
+    def _poll(self, worker: _Worker) -> tuple[EpisodeJob | None, EpisodeRecord | None] | None:
+        """Read what a worker said, or handle its death/overrun. None when nothing happened."""
+        try:
+            has_message = worker.conn.poll()
+        except OSError:
+            has_message = False
+        if has_message:
+            try:
+                kind, payload = worker.conn.recv()
+            except (EOFError, OSError):
+                kind, payload = "died", None
+            if kind == "ready":
+                worker.ready = True
+                return None
+            if kind == "done":
+                job, worker.job = worker.job, None
+                return job, EpisodeRecord.model_validate_json(payload)
+            self._last_failure = str(payload or "worker exited")
+            job = worker.job
+            self._replace(worker)
+            if job is not None:
+                return job, error_record(job, datetime.now(UTC), f"worker failed: {self._last_failure}")
+            return None, None
+        overran = time.monotonic() > worker.deadline
+        if worker.process.is_alive() and not overran:
+            return None
+        job = worker.job
+        self._replace(worker)
+        if job is None:
+            self._last_failure = "worker did not start in time" if overran else "worker exited while starting"
+            return None, None
+        started = worker.started_at or datetime.now(UTC)
+        reason = (
+            f"episode overran its {job.timeout_s:g} s budget by over {SETUP_GRACE_S:g} s; worker killed"
+            if overran
+            else "worker process died"
+        )
+        return job, error_record(job, started, reason)

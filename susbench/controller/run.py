@@ -1,0 +1,173 @@
+"""Orchestration of a run: check the options, pin the run's identity, plan, skip what is stored, run
+the rest on an executor, and store every episode as it finishes (only this process writes DuckDB).
+
+Progress is reported through a `RunObserver`; the command line draws it, the library prints nothing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from susbench import __version__
+from susbench.controller.environment import WorkerSetup
+from susbench.controller.identity import (
+    RunIdentity,
+    RunInputs,
+    resume_notice,
+    task_catalog_sha256,
+    tree_sha256,
+)
+from susbench.controller.journal import run_record
+from susbench.controller.options import RunOptions, SnapshotFacts, check_options, snapshot_facts
+from susbench.controller.planning import plan_episodes
+from susbench.controller.pool import ExecutorFactory, LocalProcessPool
+from susbench.controller.traffic import live_upstream
+from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
+from susbench.models import Injection, PageLook, Task
+from susbench.paths import TASKS_DIR
+from susbench.store import EpisodeRecord, Store
+from susbench.tasks import load_tasks, select_tasks
+
+
+@dataclass
+class RunSummary:
+    """What a finished (or interrupted) run did."""
+
+    run_id: str
+    planned: int
+    skipped: int
+    stored: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    interrupted: bool = False
+    notice: str | None = None
+
+
+class RunObserver(Protocol):
+    """Told when the run's plan is known and after each stored episode (e.g. a progress bar)."""
+
+    def started(self, summary: RunSummary) -> None: ...
+
+    def stored(self, record: EpisodeRecord, summary: RunSummary) -> None: ...
+
+
+class QuietObserver:
+    """Reports nothing (library use, tests, benchmarks)."""
+
+    def started(self, summary: RunSummary) -> None:
+        return None
+
+    def stored(self, record: EpisodeRecord, summary: RunSummary) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class RunMaterials:
+    """The catalogs and the built extension a run uses, and their digests."""
+
+    tasks: list[Task]
+    injections: dict[str, Injection]
+    extension_dir: Path
+    inputs: RunInputs
+
+
+def load_materials(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMaterials:
+    """Load and check the catalogs, build the extension (content-addressed, so usually reused) and
+    take the digests that make up the run's identity."""
+    injections = {injection.id: injection for injection in load_injections()}
+    templates = load_templates()
+    tasks = load_tasks(options.tasks_dir or TASKS_DIR, injections)
+    extension_dir = build_extension(injections.values(), templates=templates)
+    inputs = RunInputs(
+        snapshot_sha256=None if snapshot is None else snapshot.sha256,
+        task_catalog_sha256=task_catalog_sha256(tasks),
+        injection_catalog_sha256=catalog_sha256(injections.values(), templates),
+        extension_sha256=tree_sha256(extension_dir),
+        susbench_version=__version__,
+    )
+    return RunMaterials(tasks=tasks, injections=injections, extension_dir=extension_dir, inputs=inputs)
+
+
+def run_identity(options: RunOptions, inputs: RunInputs) -> RunIdentity:
+    """What was asked, plus the digests of the inputs."""
+    return RunIdentity(
+        operator=options.operator,
+        mode=options.mode,
+        live_resolve=options.live_resolve,
+        live_date=options.live_date,
+        seed=options.seed,
+        control_rate=options.control_rate,
+        **inputs.model_dump(),
+    )
+
+
+def run_benchmark(
+    options: RunOptions,
+    observer: RunObserver | None = None,
+    executor: ExecutorFactory = LocalProcessPool,
+) -> RunSummary:
+    """Plan, skip what is stored, run the rest, store every episode as it finishes."""
+    observer = observer or QuietObserver()
+    check_options(options)
+    snapshot = snapshot_facts(options)
+    materials = load_materials(options, snapshot)
+    tasks = select_tasks(materials.tasks, options.tasks, materials.injections)
+    identity = run_identity(options, materials.inputs)
+    jobs = plan_episodes(identity.run_id(), tasks, materials.injections, options)
+    with Store(options.db) as store:
+        notice = resume_notice(identity, store.stored_runs())
+        store.add_run(run_record(identity, snapshot))
+        stored = store.stored_episode_ids(identity.run_id())
+        todo = [job for job in jobs if job.episode.id not in stored]
+        summary = RunSummary(
+            run_id=identity.run_id(), planned=len(jobs), skipped=len(jobs) - len(todo), notice=notice
+        )
+        observer.started(summary)
+        if todo:
+            with ExitStack() as stack:
+                setup = _worker_setup(options, snapshot, materials.extension_dir, stack)
+                pool = stack.enter_context(executor(setup, min(options.parallel, len(todo))))
+                try:
+                    pool.run(todo, _storing(store, summary, observer))
+                except KeyboardInterrupt:
+                    summary.interrupted = True
+    return summary
+
+
+def _worker_setup(
+    options: RunOptions, snapshot: SnapshotFacts | None, extension_dir: Path, stack: ExitStack
+) -> WorkerSetup:
+    """The workers' environment; in live mode the upstream (local web) runs until `stack` closes."""
+    live_resolve: tuple[str, ...] = ()
+    ca_cert = archive_dir = None
+    if options.live:
+        live_resolve, ca_cert = stack.enter_context(live_upstream(options))
+        archive_dir = options.db.parent / f"{options.db.stem}-archives"
+        archive_dir.mkdir(exist_ok=True)
+    return WorkerSetup(
+        mode=options.mode,
+        snapshot=None if snapshot is None else snapshot.path,
+        extension_dir=extension_dir,
+        live_resolve=live_resolve,
+        live_ca_cert=ca_cert,
+        archive_dir=archive_dir,
+        headless=options.headless,
+        replay_mode=options.replay_mode,
+        tmp_dir=Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="susbench-run-"))),
+        look=PageLook() if snapshot is None else snapshot.look,
+    )
+
+
+def _storing(store: Store, summary: RunSummary, observer: RunObserver) -> Callable[[EpisodeRecord], None]:
+    def store_result(record: EpisodeRecord) -> None:
+        store.write_episode(record)
+        summary.stored += 1
+        summary.outcomes[record.outcome.kind.value] += 1
+        observer.stored(record, summary)
+
+    return store_result

@@ -1,0 +1,134 @@
+"""An episode's way to the web: the worker's shared replay server, or a fresh recording proxy (live).
+
+Either way the browser gets a `Route` and the episode gets its request log afterwards; a live
+episode is also archived as a WACZ that can be replayed later. An episode belongs to its task's
+browser session (the capture plan's id): replay answers from that session's records first, and a
+live archive labels its records with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from recorder.proxy import RecordingProxy
+from replayer.factory import replay_server
+from replayer.service import ReplayLogEntry, ReplayService
+from susbench.browser import Route
+from susbench.controller.environment import WorkerSetup
+from susbench.controller.options import RunOptions
+from susbench.models import Episode, HostMap
+from susbench.store import RequestRecord
+from susbench.web import LocalWeb
+
+
+class Traffic(Route, Protocol):
+    """One episode's route, and what went over it once the episode is over."""
+
+    def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]: ...
+
+
+def replay_request(entry: ReplayLogEntry) -> RequestRecord:
+    return RequestRecord(
+        url=entry.url,
+        method=entry.method,
+        match_kind=entry.kind,
+        rule=entry.rule,
+        score=entry.score,
+        status=entry.status,
+        miss=entry.kind in ("miss", "live"),
+        session=entry.session,
+    )
+
+
+class ReplayTraffic:
+    """One episode on the worker's replay server: its own episode number and session, its slice of the log."""
+
+    def __init__(self, server: ReplayService, session: str) -> None:
+        self._server = server
+        self._episode = server.new_episode(session)
+        self.proxy_url: str | None = server.proxy_url
+        self.host_resolver_rules: str | None = server.host_resolver_rules
+        self.spki: str = server.spki
+
+    def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]:
+        entries = [entry for entry in self._server.log if entry.episode == self._episode]
+        return tuple(replay_request(entry) for entry in entries), None
+
+
+class LiveTraffic:
+    """One live episode through its own recording proxy, archived as a WACZ for later replay."""
+
+    def __init__(self, proxy: RecordingProxy, archive: Path) -> None:
+        self._proxy = proxy
+        self._archive = archive
+        self.proxy_url: str | None = f"http://127.0.0.1:{proxy.port}"
+        self.host_resolver_rules: str | None = None
+        self.spki: str = proxy.spki
+
+    def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]:
+        requests = tuple(
+            RequestRecord(
+                url=entry.url,
+                method=entry.method,
+                match_kind="live",
+                status=entry.status,
+                miss=entry.status == 0,
+            )
+            for entry in self._proxy.log
+        )
+        self._proxy.write_snapshot(self._archive)
+        return requests, str(self._archive)
+
+
+class TrafficSource:
+    """A worker's traffic for all its episodes: one replay server kept open, or a proxy per live episode."""
+
+    def __init__(self, setup: WorkerSetup) -> None:
+        self._setup = setup
+        self._stack = ExitStack()
+        self._replay: ReplayService | None = None
+
+    def __enter__(self) -> TrafficSource:
+        if self._setup.mode == "snapshot":
+            if self._setup.snapshot is None:
+                raise ValueError("a snapshot worker needs WorkerSetup.snapshot")
+            self._replay = self._stack.enter_context(
+                replay_server(self._setup.snapshot, self._setup.replay_mode)
+            )
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+    def episode(self, episode: Episode, session: str) -> AbstractContextManager[Traffic]:
+        """The route of one episode of browser session `session` (its task's capture plan id)."""
+        if self._replay is not None:
+            return _replayed(self._replay, session)
+        return _recorded(self._setup, episode, session)
+
+
+@contextmanager
+def _replayed(server: ReplayService, session: str) -> Iterator[Traffic]:
+    yield ReplayTraffic(server, session)
+
+
+@contextmanager
+def _recorded(setup: WorkerSetup, episode: Episode, session: str) -> Iterator[Traffic]:
+    if setup.archive_dir is None:
+        raise ValueError("a live worker needs WorkerSetup.archive_dir")
+    host_map = HostMap.parse(list(setup.live_resolve))
+    with RecordingProxy(host_map=host_map, upstream_ca=setup.live_ca_cert, session=session) as proxy:
+        yield LiveTraffic(proxy, setup.archive_dir / f"{episode.id}.wacz")
+
+
+@contextmanager
+def live_upstream(options: RunOptions) -> Iterator[tuple[tuple[str, ...], Path | None]]:
+    """The upstream of live mode: the local web in-process, unless --live-resolve points elsewhere."""
+    if options.live_resolve:
+        yield options.live_resolve, None
+        return
+    with LocalWeb(port=0, date=options.live_date) as web:
+        yield tuple(web.resolve.as_args()), web.ca_cert_path
