@@ -43,13 +43,6 @@ def describe_validation_error(source: str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def describe_error(source: str, error: ValueError) -> str:
-    """A ValueError from parsing user input, as one line naming `source` (pydantic's URL left out)."""
-    if isinstance(error, ValidationError):
-        return describe_validation_error(source, error)
-    return f"{source}: {error}"
-
-
 def _line_of(data: bytes, position: int) -> int:
     return data.count(b"\n", 0, position) + 1
 

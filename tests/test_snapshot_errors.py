@@ -159,10 +159,21 @@ def test_finding_import_reads_the_archive_inside_a_wacz(tmp_path: Path) -> None:
     assert "2 responses, 1 pages" in result.stdout
 
 
-def test_finding_no_pydantic_url_in_any_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("option", "command"),
+    [
+        ("--resolve", ("replay", "serve", str(DATA / "pywacz-1.0.wacz"))),
+        ("--resolve", ("record", "https://a.test/", "--out", "{tmp}/r.wacz")),
+        ("--live-resolve", ("run", "--live", "--operator", "careful", "--db", "{tmp}/r.duckdb")),
+    ],
+)
+def test_finding_no_pydantic_url_in_any_message(
+    option: str, command: tuple[str, ...], tmp_path: Path
+) -> None:
     """Command-line values refused by a model used to print pydantic's error page URL."""
-    result = run_cli("replay", "serve", str(DATA / "pywacz-1.0.wacz"), "--resolve", "a.test=127.0.0.1:99999")
-    assert result.returncode == 2
-    assert "--resolve: field 'target_port': Input should be less than or equal to 65535" in result.stderr
+    args = [arg.format(tmp=tmp_path) for arg in command]
+    result = run_cli(*args, option, "a.test=127.0.0.1:99999")
+    assert result.returncode == 2, result.stderr
+    assert f"{option}: field 'target_port': Input should be less than or equal to 65535" in result.stderr
     for leak in LEAKS:
         assert leak not in result.stderr

@@ -8,7 +8,8 @@ from pathlib import Path
 from pydantic import Field
 
 from susbench.errors import SusbenchError
-from susbench.models import Frozen, HostMap, Mode, PageLook, ReplayMode
+from susbench.hostmap import parse_host_map
+from susbench.models import Frozen, Mode, PageLook, ReplayMode
 from susbench.operators import check_operator
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
@@ -61,10 +62,7 @@ def check_options(options: RunOptions) -> None:
         raise SusbenchError("--snapshot and --live exclude each other; expected one of them")
     if options.live_date is not None and not (options.live and not options.live_resolve):
         raise SusbenchError("--live-date sets the local web's date: it needs --live and no --live-resolve")
-    try:
-        HostMap.parse(list(options.live_resolve))
-    except ValueError as exc:
-        raise SusbenchError(f"--live-resolve: {exc}") from None
+    parse_host_map(options.live_resolve, "--live-resolve")
 
 
 def default_snapshot() -> Path:
