@@ -6,6 +6,7 @@ own virtualenv (tests/fixtures/wacz_tools.py) to validate our output and to inde
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 import zipfile
@@ -15,12 +16,18 @@ import pytest
 from playwright.sync_api import Playwright
 from warcio.archiveiterator import ArchiveIterator
 
+from recorder.proxy import mitmproxy_confdir
 from replayer.check import check_snapshot
 from susbench.browser import BrowserProfile, LocalBackend
-from susbench.paths import SNAPSHOTS_DIR
+from susbench.controller.environment import WorkerSetup
+from susbench.controller.traffic import TrafficSource
+from susbench.models import Episode
+from susbench.paths import REPO_ROOT, SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot, generate_key, import_warc, index_warc, sign_snapshot, verify_snapshot
 from susbench.snapshot.indexes import parse_index_text
 from susbench.snapshot.wacz import MANIFEST_MEMBER, digest_json, upgrade_layout
+from susbench.web import LocalWeb
+from tests.fixtures.proxy_client import fetch_via_proxy
 from tests.fixtures.replaywebpage import replaywebpage_site
 from tests.fixtures.wacz_tools import WaczTools
 
@@ -168,8 +175,45 @@ def _legacy_layout(source: Path, out: Path) -> Path:
     return out
 
 
-def _our_writers(realdata: Path, tmp_path: Path) -> dict[str, Path]:
-    """One WACZ from each writer but the recorder (tested with Chromium below), and the bundled one."""
+def _live_archive(web: LocalWeb, tmp_path: Path) -> Path:
+    """What `susbench run --live` archives per episode, written by the controller's own live traffic."""
+    setup = WorkerSetup(
+        mode="live",
+        snapshot=None,
+        extension_dir=tmp_path,
+        live_resolve=tuple(web.resolve.as_args()),
+        live_ca_cert=web.ca_cert_path,
+        archive_dir=tmp_path / "archives",
+        tmp_dir=tmp_path,
+    )
+    episode = Episode(
+        id="live-1",
+        run_id="run-1",
+        task_id="pizzapalace-cart",
+        site="pizzapalace.test",
+        injection_id=None,
+        pattern_type=None,
+        condition="control",
+        operator="careful",
+        mode="live",
+        repeat=0,
+        seed=0,
+    )
+    with TrafficSource(setup) as source, source.episode(episode, "pizzapalace-cart") as traffic:
+        assert traffic.proxy_url is not None
+        port = int(traffic.proxy_url.rsplit(":", 1)[1])
+        fetched = fetch_via_proxy(
+            port, mitmproxy_confdir() / "mitmproxy-ca-cert.pem", "https://pizzapalace.test/"
+        )
+        assert fetched.status == 200
+        _, archive = traffic.collect()
+    assert archive is not None
+    return Path(archive)
+
+
+def _our_writers(realdata: Path, web: LocalWeb, tmp_path: Path) -> dict[str, Path]:
+    """One WACZ from each writer but the recorder (tested with Chromium below), and the bundled one
+    (`snapshots/rebuild.py`: the recorder's output, one session per task)."""
     warc_import = import_warc([realdata / "warc" / "books.toscrape.warc"], tmp_path / "warc-import.wacz")
     wacz_import = import_warc([DATA / "pywacz-multi.wacz"], tmp_path / "wacz-import.wacz")
     legacy = _legacy_layout(warc_import, tmp_path / "legacy.wacz")
@@ -181,20 +225,74 @@ def _our_writers(realdata: Path, tmp_path: Path) -> dict[str, Path]:
         "wacz import": wacz_import,
         "upgrade": upgraded,
         "sign": tmp_path / "signed.wacz",
+        "controller live archive": _live_archive(web, tmp_path),
         "bundled": SNAPSHOTS_DIR / "localweb-2026-11-29.wacz",
     }
 
 
 def test_every_wacz_we_write_passes_wacz_validate(
-    wacz_tools: WaczTools, realdata: Path, tmp_path: Path
+    wacz_tools: WaczTools, realdata: Path, local_web: LocalWeb, tmp_path: Path
 ) -> None:
-    for writer, path in _our_writers(realdata, tmp_path).items():
+    written = _our_writers(realdata, local_web, tmp_path)
+    covered = {"recorder", *written}  # the recorder's output is validated with Chromium below
+    assert {label for labels in WRITERS.values() for label in labels} <= covered
+    for writer, path in written.items():
         with zipfile.ZipFile(path) as archive:
             assert MANIFEST_MEMBER in archive.namelist(), writer
             assert all(name.count("/") == 1 for name in archive.namelist() if "datapackage" not in name)
         result = wacz_tools.validate(path)
         assert result.returncode == 0 and "Validation succeeded" in result.stdout, (writer, result.stdout)
         assert verify_snapshot(path).ok, writer
+
+
+PACKERS = {"write_wacz", "replace_members"}
+"""The two functions that write a WACZ's zip (susbench/snapshot/wacz.py); every writer calls one."""
+WRITERS = {
+    # function packing a WACZ -> the validator tests' writers that run it. The recording proxy writes
+    # for record_plans (`susbench record`, snapshots/rebuild.py's bundled snapshot, drift's live
+    # recordings) and for live runs; the container tests serve the bundled snapshot.
+    "recorder/proxy.py:RecordingProxy.write_snapshot": ("recorder", "bundled", "controller live archive"),
+    "susbench/snapshot/importer.py:import_warc": ("warc import", "wacz import"),
+    "susbench/snapshot/wacz.py:upgrade_layout": ("upgrade",),
+    "susbench/snapshot/signing.py:sign_snapshot": ("sign",),
+}
+
+
+def _packs(call: ast.Call) -> bool:
+    """A call of a packer, or a zip opened for writing."""
+    name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
+    if name in PACKERS:
+        return True
+    modes = [*call.args[1:2], *(keyword.value for keyword in call.keywords if keyword.arg == "mode")]
+    return name == "ZipFile" and any(
+        isinstance(mode, ast.Constant) and mode.value in ("w", "a", "x") for mode in modes
+    )
+
+
+def _packer_callers(root: Path) -> set[str]:
+    """`file:Class.function` (`file:<module>` for top-level code) of the product's code writing a WACZ."""
+    found = set()
+    for folder in ("susbench", "recorder", "replayer", "snapshots"):
+        for path in sorted((root / folder).rglob("*.py")):
+            scopes = [(node, "") for node in ast.parse(path.read_text(encoding="utf-8")).body]
+            while scopes:
+                node, prefix = scopes.pop()
+                if isinstance(node, ast.ClassDef):
+                    scopes += [(child, f"{prefix}{node.name}.") for child in node.body]
+                    continue
+                function = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                if function and path.name == "wacz.py" and node.name in PACKERS:
+                    continue
+                calls = [call for call in ast.walk(node) if isinstance(call, ast.Call)]
+                if any(map(_packs, calls)):
+                    scope = f"{prefix}{node.name}" if function else f"{prefix}<module>"
+                    found.add(f"{path.relative_to(root)}:{scope}")
+    return found
+
+
+def test_the_validator_tests_cover_every_wacz_writer() -> None:
+    """A new way of writing a WACZ must join the validator tests above (and WRITERS)."""
+    assert _packer_callers(Path(REPO_ROOT)) == set(WRITERS)
 
 
 def test_old_layout_opens_fails_the_validator_and_upgrades(
