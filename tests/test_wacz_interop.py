@@ -32,7 +32,7 @@ from tests.fixtures.replaywebpage import replaywebpage_site
 from tests.fixtures.wacz_tools import WaczTools
 
 DATA = Path(__file__).parent / "data" / "wacz"
-RWP_TIMEOUT_S = 90
+RWP_TIMEOUT_S = 180
 FOREIGN = {
     # file: (indexed captures, WARCs in archive/, first page, its title)
     "archiveweb-page.wacz": (14, 1, "https://webrecorder.net/", "Webrecorder"),
@@ -325,23 +325,46 @@ def _with_zip64_local_headers(source: Path, out: Path) -> Path:
     return out
 
 
+SW_ACTIVATED_JS = """async (timeoutMs) => {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const registration = await navigator.serviceWorker.getRegistration("replay/");
+    if (registration?.active?.state === "activated") return true;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return false;
+}"""
+"""Resolves once wabac.js's service worker controls `replay/` (false after `timeoutMs`)."""
+
+
 def _replaywebpage_shows(playwright: Playwright, rwp: Path, wacz: Path, url: str, text: str) -> str:
-    """Load `wacz` in ReplayWeb.page in Chromium; "replayed" once `text` shows in the archived page."""
+    """Load `wacz` in ReplayWeb.page in Chromium; "replayed" once `text` shows in the archived page.
+
+    ReplayWeb.page 2.4.6 opens its `replay/` iframe as soon as its service worker is registered, not
+    activated: on a busy machine the iframe then reaches the plain web server (a directory listing)
+    instead of wabac.js. The page is reloaded once the worker is active, as a returning visitor has it.
+    """
     profile = BrowserProfile(block_service_workers=False)
     with replaywebpage_site(rwp, wacz, url) as embed, LocalBackend(playwright).launch(profile) as session:
         page = session.context.new_page()
+        console: list[str] = []
+        page.on("console", lambda message: console.append(message.text[:200]))
+        deadline = time.monotonic() + RWP_TIMEOUT_S
         page.goto(embed)
+        if not page.evaluate(SW_ACTIVATED_JS, RWP_TIMEOUT_S * 1000):
+            return f"the service worker never activated; console: {console[-6:]}"
+        page.reload()
         app = page.frame_locator("replay-web-page iframe")
         archived = app.frame_locator("iframe").first.get_by_text(text).first
         failed = app.get_by_text("Loading Error").first
-        deadline = time.monotonic() + RWP_TIMEOUT_S
         while time.monotonic() < deadline:
             if archived.is_visible():
                 return "replayed"
             if failed.is_visible():
                 return failed.inner_text()
             page.wait_for_timeout(500)
-        return "neither the page nor an error appeared"
+        page.screenshot(path=str(wacz.with_suffix(".png")))
+        return f"neither page nor error ({wacz.with_suffix('.png')}); console: {console[-6:]}"
 
 
 @pytest.mark.e2e
