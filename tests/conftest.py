@@ -10,4 +10,6 @@ pytest_plugins = [
     "tests.fixtures.wacz_tools",
     "tests.fixtures.fuzzing",
     "tests.fixtures.replaywebpage",
+    "tests.fixtures.agents",
+    "tests.fixtures.ray_cluster",
 ]
