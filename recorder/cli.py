@@ -1,4 +1,4 @@
-"""Commands of the recorder: `susbench record` and `susbench snapshot import|info|verify`."""
+"""The recorder's command: `susbench record` (snapshot commands live in `susbench.snapshot.cli`)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from recorder.capture import load_target, record_plans
-from susbench.errors import SnapshotError
 from susbench.hostmap import parse_host_map
 from susbench.models import Viewport
-from susbench.snapshot import Damage, Snapshot, import_warc, verify_snapshot
 
-snapshot_app = typer.Typer(no_args_is_help=True)
 console = Console()
 
 
@@ -82,67 +78,3 @@ def record(
         )
         bar.update(task, completed=total, description="written")
     console.print(f"wrote {path}")
-
-
-@snapshot_app.command("import")
-def import_command(
-    files: Annotated[list[Path], typer.Argument(help="WARC or WARC.gz files recorded by any tool")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="snapshot to write (.wacz)")],
-) -> None:
-    """Turn standard WARCs into a snapshot (records copied as they are, indexed on the fly)."""
-    skipped: list[Damage] = []
-    path = import_warc(files, out, on_damage=skipped.append)
-    for damage in skipped:
-        console.print(f"[yellow]skipped damaged record:[/] {damage}", highlight=False)
-    with Snapshot.open(path) as snapshot:
-        console.print(f"wrote {path}: {len(snapshot)} responses, {len(snapshot.manifest.pages)} pages")
-
-
-@snapshot_app.command("info")
-def info_command(snapshot_path: Annotated[Path, typer.Argument(metavar="SNAPSHOT")]) -> None:
-    """Manifest, pages and record counts of a snapshot."""
-    with Snapshot.open(snapshot_path) as snapshot:
-        manifest = snapshot.manifest
-        entries = list(snapshot.entries())
-        table = Table(title=f"{snapshot_path.name}", show_header=False)
-        for key in (
-            "id",
-            "source",
-            "created_at",
-            "clock_seed_ms",
-            "timezone",
-            "locale",
-            "user_agent",
-            "browser_version",
-        ):
-            table.add_row(key, str(getattr(manifest, key)))
-        table.add_row("viewport", f"{manifest.viewport.width}x{manifest.viewport.height}")
-        table.add_row("targets", "\n".join(manifest.targets))
-        table.add_row("hosts", ", ".join(manifest.hosts))
-        table.add_row("tools", ", ".join(f"{k} {v}" for k, v in manifest.tool_versions.items()))
-        table.add_row("responses", str(sum(entry.record_type == "response" for entry in entries)))
-        table.add_row("revisits", str(sum(entry.record_type == "revisit" for entry in entries)))
-        table.add_row("non-GET", str(sum(entry.method != "GET" for entry in entries)))
-        table.add_row("sha256", snapshot.sha256)
-        if manifest.damaged:
-            table.add_row("damaged", "\n".join(manifest.damaged))
-        console.print(table)
-        pages = Table(title="pages")
-        for column in ("url", "title", "captured_at", "requests"):
-            pages.add_column(column)
-        for page in manifest.pages:
-            pages.add_row(page.url, page.title, page.captured_at.isoformat(), str(page.requests))
-        console.print(pages)
-
-
-@snapshot_app.command("verify")
-def verify_command(snapshot_path: Annotated[Path, typer.Argument(metavar="SNAPSHOT")]) -> None:
-    """Check every member's sha256 and every WARC record (framing and digests); non-zero on failure."""
-    if not snapshot_path.is_file():
-        raise SnapshotError(f"{snapshot_path}: no such snapshot file")
-    report = verify_snapshot(snapshot_path)
-    for problem in report.problems:
-        console.print(f"[red]FAIL[/] {problem}", highlight=False)
-    if not report.ok:
-        raise SnapshotError(f"{snapshot_path}: {len(report.problems)} problem(s) found")
-    console.print(f"[green]OK[/] {snapshot_path}: {report.members_checked} members, {report.records} records")

@@ -17,7 +17,7 @@ from replayer.direct import DirectReplayServer
 from replayer.proxy import ReplayServer
 from replayer.service import Coverage, ReplayService
 from susbench.errors import SusbenchError
-from susbench.models import HostMap
+from susbench.hostmap import parse_host_map
 
 app = typer.Typer(no_args_is_help=True)
 MODES = ("proxy", "direct")
@@ -67,10 +67,7 @@ def serve(
         raise SusbenchError(f"--mode {mode!r}: expected 'proxy' or 'direct'")
     if mode == "direct" and fallback != "none":
         raise SusbenchError("--fallback live needs --mode proxy: direct replay has no upstream at all")
-    try:
-        host_map = HostMap.parse(resolve or [])
-    except ValueError as exc:
-        raise SusbenchError(str(exc)) from None
+    host_map = parse_host_map(resolve or [], "--resolve")
     server: ReplayService = (
         DirectReplayServer(snapshot, port=port, host=host)
         if mode == "direct"

@@ -6,10 +6,11 @@ import json
 import sys
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from recorder.cli import record, snapshot_app
+from recorder.cli import record
 from replayer.cli import app as replay_app
 from susbench import __version__
 from susbench.agents_cli import agents_app, trace
@@ -18,6 +19,7 @@ from susbench.anchors_cli import anchor
 from susbench.container.cli import browser_app, image_app
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
+from susbench.loading import describe_validation_error
 from susbench.models import (
     CapturePlan,
     Episode,
@@ -28,6 +30,7 @@ from susbench.models import (
     Task,
 )
 from susbench.run_cli import demo, query, results_app, run
+from susbench.snapshot.cli import snapshot_app
 from susbench.web.cli import app as web_app
 
 app = typer.Typer(
@@ -99,6 +102,11 @@ def main() -> None:
         app(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        sys.exit(2)
+    except ValidationError as exc:
+        # A command-line value a model refuses (e.g. --width 5): named, without pydantic's URL.
+        message = describe_validation_error("command line", exc)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
         Console(stderr=True).print("[yellow]aborted[/]")

@@ -237,7 +237,7 @@ class PageMatch(Frozen):
     @model_validator(mode="after")
     def _example_matches(self) -> PageMatch:
         if self.example is not None and not url_matches(self.url, self.example):
-            raise ValueError(f"example {self.example!r} does not match url {self.url!r}")
+            raise ValueError(f"example {self.example[:80]!r} does not match url {self.url[:80]!r}")
         return self
 
 

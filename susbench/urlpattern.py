@@ -19,14 +19,40 @@ def strip_url(url: str) -> str:
 
 
 @lru_cache(maxsize=1024)
-def _compile(pattern: str) -> re.Pattern[str]:
-    body = "".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern)
-    return re.compile(body, re.IGNORECASE | re.DOTALL)
+def _compile(pattern: str) -> tuple[tuple[re.Pattern[str], int], ...]:
+    """The fixed-length pieces between the `*`s, each with its length (`?` is one character)."""
+    return tuple(
+        (
+            re.compile(
+                "".join("." if ch == "?" else re.escape(ch) for ch in piece), re.IGNORECASE | re.DOTALL
+            ),
+            len(piece),
+        )
+        for piece in pattern.split("*")
+    )
 
 
 def glob_matches(pattern: str, text: str) -> bool:
-    """`text` matches `pattern` as a whole, case ignored (hosts, ids: no URL stripping)."""
-    return _compile(pattern).fullmatch(text) is not None
+    """`text` matches `pattern` as a whole, case ignored (hosts, ids: no URL stripping).
+
+    The first piece must match at the start, the last at the end, and each piece between at its
+    leftmost place after the previous one: that is exact for `*` globs, and linear in `text`
+    where a regex of `.*`s backtracks for minutes on a pattern like `*a*a*c`.
+    """
+    pieces = _compile(pattern)
+    if len(pieces) == 1:
+        return pieces[0][0].fullmatch(text) is not None
+    (first, first_length), *middle, (last, last_length) = pieces
+    tail = len(text) - last_length
+    if tail < first_length or not first.match(text) or not last.fullmatch(text, tail):
+        return False
+    position = first_length
+    for piece, _ in middle:
+        found = piece.search(text, position, tail)
+        if found is None:
+            return False
+        position = found.end()
+    return True
 
 
 def url_matches(pattern: str, url: str) -> bool:

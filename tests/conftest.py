@@ -7,6 +7,9 @@ pytest_plugins = [
     "tests.fixtures.extension",
     "tests.fixtures.shared",
     "tests.fixtures.container",
+    "tests.fixtures.wacz_tools",
+    "tests.fixtures.fuzzing",
+    "tests.fixtures.replaywebpage",
     "tests.fixtures.agents",
     "tests.fixtures.ray_cluster",
 ]

@@ -10,7 +10,8 @@ from pydantic import Field
 from susbench.container import DEFAULT_IMAGE, ContainerError, DockerApiRuntime
 from susbench.container.image import LABEL_CHROMIUM
 from susbench.errors import SusbenchError
-from susbench.models import BrowserKind, Frozen, HostMap, Mode, PageLook, ReplayMode
+from susbench.hostmap import parse_host_map
+from susbench.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
 from susbench.operators import OperatorSettings, check_operator
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
@@ -79,10 +80,7 @@ def check_options(options: RunOptions) -> None:
         raise SusbenchError("--snapshot and --live exclude each other; expected one of them")
     if options.live_date is not None and not (options.live and not options.live_resolve):
         raise SusbenchError("--live-date sets the local web's date: it needs --live and no --live-resolve")
-    try:
-        HostMap.parse(list(options.live_resolve))
-    except ValueError as exc:
-        raise SusbenchError(f"--live-resolve: {exc}") from None
+    parse_host_map(options.live_resolve, "--live-resolve")
     _check_browser(options)
 
 

@@ -13,15 +13,18 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import Annotated, Any, Literal
 from urllib.parse import quote, unquote_plus, urlencode, urlsplit
 
-from pydantic import Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from susbench.errors import SnapshotError
+from susbench.loading import describe_validation_error
 from susbench.models import Frozen
+from susbench.snapshot.limits import MAX_NAME_CHARS
 from susbench.snapshot.records import (
+    Damage,
     WarcRecord,
     decoded_body,
     parse_http_request,
@@ -29,32 +32,46 @@ from susbench.snapshot.records import (
 )
 
 MAX_REQUEST_BODY_QUERY = 4096
+TIMESTAMP = re.compile(r"[0-9]{14,17}")
 DEFAULT_PORTS = {"http": 80, "https": 443}
-INDEXED_TYPES = ("response", "revisit")
+INDEXED_TYPES = ("response", "revisit", "resource")
+WEB_SCHEMES = ("http://", "https://")
 REVISIT_MIME = "warc/revisit"
 SESSION_HEADER = "WARC-Susbench-Session"
+
+
+Url = Annotated[str, Field(min_length=1)]
+FileName = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+Digest = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Method = Annotated[str, Field(pattern=r"^[A-Za-z]{1,20}$")]
+Status = Annotated[int, Field(ge=0, le=999)]
+Offset = Annotated[int, Field(ge=0)]
+Length = Annotated[int, Field(ge=1)]
+Session = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+"""Constraints shared by what we write (IndexEntry) and what we read (CdxjBlock), so an index we
+write can always be read back."""
 
 
 class IndexEntry(Frozen):
     """One CDXJ line: where a response (or revisit) record lives and what it answers."""
 
     surt: str
-    timestamp: str = Field(pattern=r"^\d{14}$")
-    url: str
-    method: str = "GET"
-    status: int | None = None
+    timestamp: str = Field(pattern=r"^[0-9]{14,17}$", description="14 digits, or up to 17 with milliseconds")
+    url: Url
+    method: Method = "GET"
+    status: Status | None = None
     mime: str = ""
-    digest: str = ""
+    digest: Digest = ""
     request_body: str | None = Field(default=None, description="pywb's `requestBody` (may be truncated)")
-    req_digest: str | None = Field(default=None, description="sha256 hex of the whole request body")
-    req_offset: int | None = Field(default=None, ge=0, description="the request record (non-GET only)")
-    req_length: int | None = Field(default=None, ge=0)
+    req_digest: Digest | None = Field(default=None, description="sha256 hex of the whole request body")
+    req_offset: Offset | None = Field(default=None, description="the request record (non-GET only)")
+    req_length: Length | None = None
     seq: int = Field(ge=0, description="capture order")
-    filename: str
-    offset: int = Field(ge=0)
-    length: int = Field(ge=0)
+    filename: FileName
+    offset: Offset
+    length: Length
     record_type: Literal["response", "revisit"] = "response"
-    session: str | None = Field(default=None, description="the browser session it was recorded in")
+    session: Session | None = Field(default=None, description="the browser session it was recorded in")
 
     def to_cdxj(self) -> str:
         data: dict[str, Any] = {"url": self.url, "mime": self.mime}
@@ -76,35 +93,97 @@ class IndexEntry(Frozen):
         return f"{self.surt} {self.timestamp} {json.dumps(data, separators=(',', ':'))}"
 
     @classmethod
-    def from_cdxj(cls, line: str) -> IndexEntry:
-        key, timestamp, blob = line.rstrip("\n").split(" ", 2)
-        data = json.loads(blob)
-        mime = data.get("mime", "")
-        status = data.get("status")
-        return cls(
+    def from_cdxj(cls, line: str, source: str = "CDXJ") -> IndexEntry:
+        """Parse one `<urlkey> <timestamp> {json}` line; SnapshotError names `source` and the field."""
+        parts = line.rstrip("\r\n").split(" ", 2)
+        if len(parts) != 3 or not parts[2].startswith("{"):
+            raise SnapshotError(f"{source}: expected '<urlkey> <timestamp> {{json}}', got {line[:60]!r}")
+        key, timestamp, blob = parts
+        check_timestamp(timestamp, source)
+        data = load_json_object(blob, f"{source}: JSON block")
+        try:
+            fields = CdxjBlock.model_validate(data)
+        except ValidationError as exc:
+            raise SnapshotError(describe_validation_error(source, exc)) from None
+        # Every field was validated by CdxjBlock (same constraints) and check_timestamp: no second pass.
+        return cls.model_construct(
             surt=key,
             timestamp=timestamp,
-            url=data["url"],
-            method=data.get("method", "GET").upper(),
-            status=int(status) if status not in (None, "", "-") else None,
-            mime=mime,
-            digest=data.get("digest", ""),
-            request_body=data.get("requestBody"),
-            req_digest=data.get("req_digest"),
-            req_offset=int(data["req_offset"]) if "req_offset" in data else None,
-            req_length=int(data["req_length"]) if "req_length" in data else None,
-            seq=int(data.get("seq", 0)),
-            filename=data["filename"],
-            offset=int(data["offset"]),
-            length=int(data["length"]),
-            record_type="revisit" if mime == REVISIT_MIME else "response",
-            session=data.get("session"),
+            url=fields.url,
+            method=fields.method.upper(),
+            status=fields.status,
+            mime=fields.mime,
+            digest=fields.digest,
+            request_body=fields.requestBody,
+            req_digest=fields.req_digest,
+            req_offset=fields.req_offset,
+            req_length=fields.req_length,
+            seq=fields.seq,
+            filename=fields.filename,
+            offset=fields.offset,
+            length=fields.length,
+            record_type="revisit" if fields.mime == REVISIT_MIME else "response",
+            session=fields.session,
         )
+
+
+def _no_status(value: object) -> object:
+    return None if value in ("", "-") else value
+
+
+class CdxjBlock(BaseModel):
+    """The JSON block of a CDXJ line as pywb, py-wacz, Browsertrix and ArchiveWeb.page write it.
+
+    Unknown keys (`recordDigest`, `referrer`, ...) are ignored, not refused: other tools add their own.
+    Numbers may come as JSON numbers or as strings, as both occur in the wild.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    url: Url
+    filename: FileName
+    offset: Offset
+    length: Length
+    mime: str = ""
+    status: Annotated[Status | None, BeforeValidator(_no_status)] = None
+    digest: Digest = ""
+    method: Method = "GET"
+    requestBody: str | None = None
+    req_digest: Digest | None = None
+    req_offset: Offset | None = None
+    req_length: Length | None = None
+    seq: int = Field(default=0, ge=0)
+    session: Session | None = None
+
+
+def check_timestamp(timestamp: str, source: str) -> None:
+    if not TIMESTAMP.fullmatch(timestamp):
+        raise SnapshotError(
+            f"{source}: timestamp {timestamp[:30]!r}: expected 14 to 17 digits (YYYYMMDDhhmmss[mmm])"
+        )
+
+
+def load_json_object(text: str | bytes, where: str) -> dict[str, Any]:
+    """A JSON object, or SnapshotError naming `where` (syntax, encoding, nesting or type)."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise SnapshotError(f"{where}: JSON nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise SnapshotError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    except ValueError as exc:
+        raise SnapshotError(f"{where}: invalid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise SnapshotError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    return data
 
 
 def surt(url: str) -> str:
     """Sort-friendly URL key as pywb's `surt` package makes it (IA canonicalisation, no scheme)."""
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return url.strip().lower()
     host = (parts.hostname or "").strip(".").lower()
     if re.match(r"www\d*\.", host):
         host = host.split(".", 1)[1]
@@ -123,9 +202,17 @@ def surt(url: str) -> str:
     return f"{key})" + path + (f"?{query}" if query else "")
 
 
+def host_of(url: str) -> str:
+    """The URL's hostname, or "" for one that does not parse."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
 def warc_timestamp(warc_date: str) -> str:
     """`2026-11-29T10:00:00.123456Z` -> `20261129100000`."""
-    digits = "".join(ch for ch in warc_date.split(".")[0] if ch.isdigit())
+    digits = "".join(ch for ch in warc_date.split(".")[0] if "0" <= ch <= "9")
     return (digits + "00000000000000")[:14]
 
 
@@ -155,7 +242,7 @@ def method_query(method: str, content_type: str, body: bytes) -> str:
             pairs: list[tuple[str, str]] = []
             _flatten_json(json.loads(body or b"null"), "", pairs, {})
             query = urlencode(pairs)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):
             query = "" if mime == "text/plain" else "__wb_post_data=" + base64.b64encode(body).decode()
     elif body:
         query = "__wb_post_data=" + base64.b64encode(body).decode()
@@ -217,6 +304,7 @@ def _request_info(record: WarcRecord, filename: str, offset: int, length: int) -
 @dataclass(frozen=True)
 class _PendingResponse:
     headers: list[tuple[str, str]]
+    origin: Damage
     filename: str
     offset: int
     length: int
@@ -237,14 +325,19 @@ class Indexer:
     """
 
     def __init__(self) -> None:
+        self.damaged: list[Damage] = []
+        """Records copied but not indexed: a field no index holds (a 5 KB digest, a 30-letter method)."""
         self._responses: list[_PendingResponse] = []
         self._requests_by_id: dict[str, _RequestInfo] = {}
         self._request_for: dict[str, str] = {}
         self._requests_by_url: dict[str, list[tuple[int, _RequestInfo]]] = {}
         self._position = 0
 
-    def add(self, record: WarcRecord, filename: str, offset: int, length: int) -> None:
-        """Feed one record stored at `offset`/`length` of archive member `filename`."""
+    def add(self, record: WarcRecord, filename: str, offset: int, length: int, source: str = "") -> None:
+        """Feed one record stored at `offset`/`length` of archive member `filename`.
+
+        `source` names the file the record was read from (record.offset is its offset there).
+        """
         self._position += 1
         kind = record.type
         if kind == "request":
@@ -257,10 +350,13 @@ class Indexer:
                 self._request_for.setdefault(other, record_id)
             url = (record.header("WARC-Target-URI") or "").strip("<>")
             self._requests_by_url.setdefault(url, []).append((self._position, info))
-        elif kind in INDEXED_TYPES and record.header("WARC-Target-URI"):
-            status, mime = _status_and_mime(record) if kind == "response" else _revisit_status(record)
+        elif kind in INDEXED_TYPES and _is_capture(kind, record.header("WARC-Target-URI") or ""):
+            status, mime = _revisit_status(record) if kind == "revisit" else _status_and_mime(record)
+            origin = Damage(source or filename, record.offset, "")
             self._responses.append(
-                _PendingResponse(record.headers, filename, offset, length, self._position, status, mime)
+                _PendingResponse(
+                    record.headers, origin, filename, offset, length, self._position, status, mime
+                )
             )
 
     def _request_of(self, pending: _PendingResponse) -> _RequestInfo | None:
@@ -285,8 +381,8 @@ class Indexer:
             key_url = url
             if request is not None and request.body_query is not None:
                 key_url = url + ("&" if "?" in url else "?") + request.body_query
-            out.append(
-                IndexEntry(
+            try:
+                entry = IndexEntry(
                     surt=surt(key_url),
                     timestamp=warc_timestamp(pending.header("WARC-Date")),
                     url=url,
@@ -305,9 +401,19 @@ class Indexer:
                     record_type="revisit" if is_revisit else "response",
                     session=pending.header(SESSION_HEADER) or None,
                 )
-            )
+            except ValidationError as exc:
+                reason = describe_validation_error("not indexed", exc).replace("\n", "; ")
+                self.damaged.append(replace(pending.origin, reason=reason))
+                continue
+            out.append(entry)
         out.sort(key=lambda entry: (entry.surt, entry.timestamp, entry.seq))
         return out
+
+
+def _is_capture(kind: str, uri: str) -> bool:
+    """Responses and revisits with any target; resources only for http(s) (not `urn:pageinfo:`,
+    `urn:text:` and the other metadata ArchiveWeb.page and Browsertrix store as resources)."""
+    return bool(uri) and (kind != "resource" or uri.strip("<>").lower().startswith(WEB_SCHEMES))
 
 
 def _has_body_record(request: _RequestInfo | None, pending: _PendingResponse) -> bool:
@@ -345,8 +451,5 @@ def parse_cdxj(text: str, source: str) -> list[IndexEntry]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("!"):
             continue
-        try:
-            entries.append(IndexEntry.from_cdxj(line))
-        except (ValueError, KeyError) as exc:
-            raise SnapshotError(f"{source}: line {number}: bad CDXJ line: {exc}") from None
+        entries.append(IndexEntry.from_cdxj(line, f"{source}: line {number}"))
     return entries

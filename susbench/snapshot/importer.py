@@ -1,30 +1,109 @@
-"""Turn WARCs recorded by other tools into a snapshot, indexing them on the fly.
+"""Turn WARCs and WACZs made by other tools into a snapshot, indexing them on the fly.
 
-Records are copied byte for byte (only recompressed, one gzip member per record), so digests
-and headers stay what the other tool wrote; damaged stretches are skipped and listed.
+Every record is copied byte for byte (only recompressed, one gzip member per record), so digests
+and headers stay what the other tool wrote; damaged stretches are skipped and listed. A WACZ
+(ArchiveWeb.page, Browsertrix, py-wacz...) is checked against its datapackage, then each WARC of its
+`archive/` folder is read in place and its pages list is kept.
 """
 
 from __future__ import annotations
 
 import gzip
+import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import BinaryIO
 
 from susbench.errors import SnapshotError
 from susbench.models import PageCapture, SnapshotManifest
-from susbench.snapshot.cdxj import IndexEntry, Indexer
-from susbench.snapshot.records import Damage, scan_warc
+from susbench.snapshot.cdxj import IndexEntry, Indexer, host_of
+from susbench.snapshot.package import (
+    ZIP_ERRORS,
+    PageLine,
+    check_digest,
+    load_digest,
+    load_package,
+    load_pages,
+    open_zip,
+    parse_when,
+    verify_members,
+)
+from susbench.snapshot.reader import ARCHIVE_PREFIX, capture_time
+from susbench.snapshot.records import Damage, WarcRecord, scan_warc
 from susbench.snapshot.wacz import WARC_MEMBER, write_wacz
 
 HTML_MIMES = ("text/html", "application/xhtml+xml")
+WACZ_SUFFIX = ".wacz"
 
 
 def _warn(damage: Damage) -> None:
     warnings.warn(f"skipped damaged record: {damage}", stacklevel=3)
+
+
+class _Copier:
+    """Appends records to the new WARC, indexes them, and remembers dates and damage."""
+
+    def __init__(self, target: BinaryIO, on_damage: Callable[[Damage], None]) -> None:
+        self.target = target
+        self.on_damage = on_damage
+        self.indexer = Indexer()
+        self.damaged: list[Damage] = []
+        self.dates: list[datetime] = []
+        self.filename = Path(WARC_MEMBER).name
+
+    def copy(self, label: str, items: Iterator[WarcRecord | Damage]) -> None:
+        """Copy one WARC's records; a WARC without a single readable record is an error."""
+        good = 0
+        for item in items:
+            if isinstance(item, Damage):
+                damage = Damage(label, item.offset, item.reason)
+                self.damaged.append(damage)
+                self.on_damage(damage)
+                continue
+            good += 1
+            member = gzip.compress(item.raw, compresslevel=6, mtime=0)
+            offset = self.target.tell()
+            self.target.write(member)
+            self.indexer.add(item, self.filename, offset, len(member), source=label)
+            when = parse_when(item.header("WARC-Date")) if item.type in ("response", "revisit") else None
+            if when is not None:
+                self.dates.append(when)
+        if good == 0:
+            problem = (
+                f" (offset {self.damaged[-1].offset}: {self.damaged[-1].reason})" if self.damaged else ""
+            )
+            raise SnapshotError(
+                f"{label}: no readable WARC record; expected WARC/1.0 or 1.1 records{problem}"
+            )
+
+
+def _copy_wacz(source: Path, copier: _Copier, workdir: Path) -> list[PageLine]:
+    """Every WARC of a WACZ's `archive/` into `copier` (each copied out of the zip first); its pages."""
+    with open_zip(source) as archive:
+        package = load_package(archive, source)
+        check_digest(archive, source, load_digest(archive, source))
+        verify_members(archive, source, package)
+        warcs = [
+            info
+            for info in sorted(archive.infolist(), key=lambda info: info.filename)
+            if info.filename.startswith(ARCHIVE_PREFIX) and not info.is_dir()
+        ]
+        if not warcs:
+            raise SnapshotError(f"{source}: no WARC in {ARCHIVE_PREFIX}: nothing to import")
+        for info in warcs:
+            label = f"{source}: {info.filename}"
+            local = workdir / "member.warc"
+            try:
+                with archive.open(info) as stream, open(local, "wb") as handle:
+                    shutil.copyfileobj(stream, handle)
+            except ZIP_ERRORS as exc:
+                raise SnapshotError(f"{label}: unreadable: {exc}") from None
+            copier.copy(label, scan_warc(local))
+        return load_pages(archive, source)
 
 
 def import_warc(
@@ -33,65 +112,40 @@ def import_warc(
     snapshot_id: str | None = None,
     on_damage: Callable[[Damage], None] = _warn,
 ) -> Path:
-    """Copy the records of `paths` into one WACZ at `out`; damaged records go to `on_damage`.
+    """Copy the records of `paths` (WARC, WARC.gz or WACZ) into one WACZ at `out`.
 
-    Raises SnapshotError if an input is missing or holds no readable record at all.
+    Damaged records go to `on_damage`. Raises SnapshotError if an input is missing, fails its
+    datapackage hashes (a WACZ), or holds no readable record at all.
     """
     out = Path(out)
     sources = [Path(path) for path in paths]
     if not sources:
-        raise SnapshotError("snapshot import: no WARC files given")
-    indexer = Indexer()
-    damaged: list[Damage] = []
-    dates: list[str] = []
-    filename = Path(WARC_MEMBER).name
+        raise SnapshotError("snapshot import: no WARC or WACZ files given")
+    pages: list[PageLine] = []
     with tempfile.TemporaryDirectory(prefix="susbench-import-") as tmp:
-        warc = Path(tmp) / filename
+        warc = Path(tmp) / Path(WARC_MEMBER).name
         with open(warc, "wb") as target:
+            copier = _Copier(target, on_damage)
             for source in sources:
                 if not source.is_file():
-                    raise SnapshotError(f"{source}: no such WARC file")
-                good = 0
-                for item in scan_warc(source):
-                    if isinstance(item, Damage):
-                        damaged.append(item)
-                        on_damage(item)
-                        continue
-                    good += 1
-                    member = gzip.compress(item.raw, compresslevel=6, mtime=0)
-                    offset = target.tell()
-                    target.write(member)
-                    indexer.add(item, filename, offset, len(member))
-                    if item.type in ("response", "revisit") and item.header("WARC-Date"):
-                        dates.append(item.header("WARC-Date") or "")
-                if good == 0:
-                    problem = f": {damaged[-1].reason}" if damaged else ""
-                    raise SnapshotError(f"{source}: no readable WARC record{problem}")
-        entries = indexer.entries()
-        manifest = _manifest(out, snapshot_id, entries, dates, damaged, sources)
+                    raise SnapshotError(f"{source}: no such WARC or WACZ file")
+                if source.name.lower().endswith(WACZ_SUFFIX) or zipfile.is_zipfile(source):
+                    pages.extend(_copy_wacz(source, copier, Path(tmp)))
+                else:
+                    copier.copy(str(source), scan_warc(source))
+        entries = copier.indexer.entries()
+        for damage in copier.indexer.damaged:
+            copier.damaged.append(damage)
+            on_damage(damage)
+        manifest = _manifest(out, snapshot_id, entries, copier, pages, sources)
         return write_wacz(out, warc, manifest, entries)
 
 
-def _parse_date(text: str) -> datetime:
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return datetime.now(UTC)
-
-
-def _manifest(
-    out: Path,
-    snapshot_id: str | None,
-    entries: list[IndexEntry],
-    dates: list[str],
-    damaged: list[Damage],
-    sources: list[Path],
-) -> SnapshotManifest:
-    """Pages are the HTML 200 GET responses; the clock seed is the earliest capture time."""
-    ordered = sorted(entries, key=lambda entry: entry.seq)
-    pages = []
+def _guessed_pages(entries: list[IndexEntry], start: datetime) -> list[PageCapture]:
+    """Without a pages list, the pages are the HTML 200 GET responses, in capture order."""
+    pages: list[PageCapture] = []
     seen: set[str] = set()
-    for entry in ordered:
+    for entry in sorted(entries, key=lambda item: item.seq):
         if (
             entry.method == "GET"
             and entry.status == 200
@@ -99,18 +153,41 @@ def _manifest(
             and entry.url not in seen
         ):
             seen.add(entry.url)
-            stamp = datetime.strptime(entry.timestamp, "%Y%m%d%H%M%S").replace(tzinfo=UTC)
-            pages.append(PageCapture(url=entry.url, captured_at=stamp, requests=0))
-    start = min((_parse_date(text) for text in dates), default=datetime.now(UTC))
-    hosts = sorted({urlsplit(entry.url).hostname or "" for entry in entries} - {""})
+            when = capture_time(entry.timestamp) or start
+            pages.append(PageCapture(url=entry.url, captured_at=when, requests=0))
+    return pages
+
+
+def _listed_pages(pages: list[PageLine], start: datetime) -> list[PageCapture]:
+    """Each page once per session: the same URL visited in two task sessions stays two pages."""
+    seen: set[tuple[str, str | None]] = set()
+    captures: list[PageCapture] = []
+    for page in pages:
+        if (page.url, page.session) not in seen:
+            seen.add((page.url, page.session))
+            captures.append(page.capture(start))
+    return captures
+
+
+def _manifest(
+    out: Path,
+    snapshot_id: str | None,
+    entries: list[IndexEntry],
+    copier: _Copier,
+    pages: list[PageLine],
+    sources: list[Path],
+) -> SnapshotManifest:
+    """The clock seed is the earliest capture time; pages come from the sources' lists when they have one."""
+    start = min(copier.dates, default=None) or datetime.now(UTC)
+    captures = _listed_pages(pages, start) if pages else _guessed_pages(entries, start)
     return SnapshotManifest(
         id=snapshot_id or out.stem,
         created_at=start,
-        targets=tuple(page.url for page in pages[:1]) or tuple(str(source) for source in sources),
+        targets=tuple(page.url for page in captures[:1]) or tuple(str(source) for source in sources),
         clock_seed_ms=int(start.timestamp() * 1000),
-        pages=tuple(pages),
-        hosts=tuple(hosts),
+        pages=tuple(captures),
+        hosts=tuple(sorted({host_of(entry.url) for entry in entries} - {""})),
         source="imported",
-        damaged=tuple(str(damage) for damage in damaged),
+        damaged=tuple(str(damage) for damage in copier.damaged),
         tool_versions={"imported_from": ", ".join(source.name for source in sources)},
     )

@@ -7,14 +7,13 @@ The WARC is never read whole: the zip's members are stored uncompressed, so a re
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import struct
-import tempfile
 import threading
 import warnings
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -23,8 +22,25 @@ from typing import Self
 from pydantic import ValidationError
 
 from susbench.errors import SnapshotError
+from susbench.loading import describe_validation_error
 from susbench.models import Frozen, SnapshotManifest
-from susbench.snapshot.cdxj import IndexEntry, parse_cdxj
+from susbench.snapshot.cdxj import IndexEntry, Indexer, host_of
+from susbench.snapshot.indexes import read_indexes
+from susbench.snapshot.limits import MAX_RECORD_BYTES, mib
+from susbench.snapshot.package import (
+    DATAPACKAGE,
+    HASH_CHUNK,
+    DataPackage,
+    PageLine,
+    check_digest,
+    load_digest,
+    load_package,
+    load_pages,
+    open_zip,
+    parse_when,
+    read_member,
+    verify_members,
+)
 from susbench.snapshot.records import (
     Damage,
     RecordDamage,
@@ -34,11 +50,13 @@ from susbench.snapshot.records import (
     parse_http_request,
     parse_http_response,
     parse_record,
+    scan_warc,
 )
-from susbench.snapshot.wacz import DATAPACKAGE, INDEX_MEMBER, MANIFEST_MEMBER, index_warc
+from susbench.snapshot.wacz import LEGACY_MANIFEST_MEMBER, MANIFEST_MEMBER
 
-HASH_CHUNK = 1 << 20
+ARCHIVE_PREFIX = "archive/"
 _LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")
+EPOCH = datetime.fromtimestamp(0, UTC)
 
 
 class RecordedResponse(Frozen):
@@ -56,15 +74,6 @@ class RecordedResponse(Frozen):
         return next((value for key, value in self.headers if key.lower() == wanted), None)
 
 
-def _sha256_stream(handle: zipfile.ZipExtFile) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    while chunk := handle.read(HASH_CHUNK):
-        digest.update(chunk)
-        size += len(chunk)
-    return digest.hexdigest(), size
-
-
 class Snapshot:
     """A verified, indexed WACZ. Thread-safe for reads (`os.pread`, no shared file position)."""
 
@@ -72,7 +81,7 @@ class Snapshot:
         self,
         path: Path,
         fd: int,
-        members: dict[str, int],
+        members: dict[str, tuple[int, int]],
         entries: list[IndexEntry],
         manifest: SnapshotManifest,
     ) -> None:
@@ -90,36 +99,38 @@ class Snapshot:
 
     @classmethod
     def open(cls, path: Path | str, verify: bool = True) -> Snapshot:
-        """Open `path`; with `verify`, every member's sha256 is checked against datapackage.json.
+        """Open `path`; with `verify`, every member's hash is checked against datapackage.json.
 
-        A WACZ without `indexes/index.cdx` is indexed in memory (with a warning) rather than
-        refused, so WACZ files from tools that write only other index formats still open.
+        Reads ours and other tools' WACZ: CDXJ, CDX or ZipNum indexes, any number of WARCs in
+        `archive/`. One without any index is indexed in memory (with a warning); one without our
+        manifest gets a manifest derived from its datapackage, pages and index.
         """
         path = Path(path)
-        if not path.is_file():
-            raise SnapshotError(f"{path}: no such snapshot file")
-        try:
-            archive = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise SnapshotError(f"{path}: not a WACZ (zip) file: {exc}") from None
-        with archive:
-            names = set(archive.namelist())
-            if DATAPACKAGE not in names:
+        with open_zip(path) as archive:
+            if DATAPACKAGE not in archive.namelist():
                 raise SnapshotError(f"{path}: {DATAPACKAGE} is missing: not a WACZ snapshot")
-            package = load_json(archive, path, DATAPACKAGE)
+            package = load_package(archive, path)
             if verify:
+                check_digest(archive, path, load_digest(archive, path))
                 verify_members(archive, path, package)
             fd = os.open(path, os.O_RDONLY)
-            members = {info.filename: data_offset(fd, info, path) for info in archive.infolist()}
-            manifest = _manifest(archive, path, names)
-            if INDEX_MEMBER in names:
-                entries = parse_cdxj(archive.read(INDEX_MEMBER).decode("utf-8"), f"{path}: {INDEX_MEMBER}")
+            try:
+                members = {
+                    info.filename: (data_offset(fd, info, path), info.file_size)
+                    for info in archive.infolist()
+                    if info.filename.startswith(ARCHIVE_PREFIX) and not info.is_dir()
+                }
                 damaged: list[Damage] = []
-            else:
-                warnings.warn(
-                    f"{path}: {INDEX_MEMBER} is missing; indexing the WARCs in memory", stacklevel=2
+                entries = read_indexes(archive, path)
+                if entries is None:
+                    warnings.warn(f"{path}: no index in indexes/; indexing the WARCs in memory", stacklevel=2)
+                    entries, damaged = _rebuild_index(path, members)
+                manifest = load_manifest(archive, path) or foreign_manifest(
+                    path, package, load_pages(archive, path), entries
                 )
-                entries, damaged = _rebuild_index(archive, path)
+            except BaseException:
+                os.close(fd)
+                raise
         snapshot = cls(path, fd, members, entries, manifest)
         snapshot.damaged.extend(damaged)
         return snapshot
@@ -167,15 +178,21 @@ class Snapshot:
         try:
             return decoded_body(parse_http_request(record.block))
         except ValueError as exc:
-            where = f"{self.path}: archive/{entry.filename}: offset {entry.req_offset}"
+            where = f"{self.path}: {ARCHIVE_PREFIX}{entry.filename}: offset {entry.req_offset}"
             raise SnapshotError(f"{where}: {exc}") from None
 
     def _record_at(self, filename: str, offset: int, length: int) -> WarcRecord:
-        member = f"archive/{filename}"
-        base = self._members.get(member)
+        member = f"{ARCHIVE_PREFIX}{filename}"
         where = f"{self.path}: {member}: offset {offset}"
-        if base is None:
+        if member not in self._members:
             raise SnapshotError(f"{self.path}: {member} is not in the snapshot (index names it)")
+        base, size = self._members[member]
+        if offset + length > size:
+            raise SnapshotError(
+                f"{where}: the index says {length} bytes, past the end of the member ({size})"
+            )
+        if length > MAX_RECORD_BYTES:
+            raise SnapshotError(f"{where}: record of {length} bytes is over the {mib(MAX_RECORD_BYTES)} cap")
         raw = os.pread(self._fd, length, base + offset)
         if len(raw) != length:
             raise SnapshotError(f"{where}: record truncated ({len(raw)} of {length} bytes)")
@@ -185,35 +202,49 @@ class Snapshot:
             self._note(Damage(f"{self.path}: {member}", offset, damage.reason))
             raise SnapshotError(f"{where}: damaged record: {damage.reason}") from None
 
-    def read_response(self, entry: IndexEntry) -> RecordedResponse:
-        """Status, headers and body of `entry`; a revisit takes its body from the original."""
+    def _message(self, entry: IndexEntry) -> _Message | None:
+        """The HTTP response of a record; a `resource` record becomes a 200 with its Content-Type.
+
+        None for a revisit that carries no HTTP headers of its own (its original provides them).
+        """
         record = self.read_record(entry)
-        where = f"{self.path}: archive/{entry.filename}: offset {entry.offset}"
+        if record.type == "resource":
+            content_type = record.header("Content-Type") or "application/octet-stream"
+            return _Message(("HTTP/1.1", "200", "OK"), [("Content-Type", content_type)], record.block)
+        if record.type == "revisit" and not record.block.strip():
+            return None
         try:
             message = parse_http_response(record.block)
         except ValueError as exc:
+            where = f"{self.path}: {ARCHIVE_PREFIX}{entry.filename}: offset {entry.offset}"
             raise SnapshotError(f"{where}: {exc}") from None
-        body = message.body
-        headers = message.headers
+        body = dechunk(message.body) if _is_chunked(message.headers) else message.body
+        return _Message(message.start_line, message.headers, body)
+
+    def read_response(self, entry: IndexEntry) -> RecordedResponse:
+        """Status, headers and body of `entry`; a revisit takes its body from the original."""
+        where = f"{self.path}: {ARCHIVE_PREFIX}{entry.filename}: offset {entry.offset}"
+        message = self._message(entry)
         if entry.record_type == "revisit":
             original = self._originals.get(entry.digest)
             if original is None:
                 raise SnapshotError(f"{where}: revisit of {entry.digest} has no original in the snapshot")
-            source = parse_http_response(self.read_record(original).block)
-            body = source.body
-            if not headers:
-                headers = source.headers
-            if _is_chunked(source.headers):
-                body = dechunk(body)
-        elif _is_chunked(headers):
-            body = dechunk(body)
-        kept = tuple((k, v) for k, v in headers if k.lower() != "transfer-encoding")
+            source = self._message(original)
+            if source is None:
+                raise SnapshotError(f"{where}: the original of this revisit is itself a revisit")
+            message = _Message(
+                (message or source).start_line,
+                (message.headers if message else None) or source.headers,
+                source.body,
+            )
+        if message is None:
+            raise SnapshotError(f"{where}: revisit record without HTTP headers is not indexed as a revisit")
         version, status, reason = message.start_line
         return RecordedResponse(
             status=int(status),
             reason=reason,
-            headers=kept,
-            body=body,
+            headers=tuple((k, v) for k, v in message.headers if k.lower() != "transfer-encoding"),
+            body=message.body,
             http_version=version,
             record_type=entry.record_type,
         )
@@ -224,86 +255,87 @@ class Snapshot:
                 self.damaged.append(damage)
 
 
+@dataclass(frozen=True)
+class _Message:
+    """A response as served: start line, headers (Transfer-Encoding still listed), de-chunked body."""
+
+    start_line: tuple[str, str, str]
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
 def _is_chunked(headers: list[tuple[str, str]]) -> bool:
     return any(k.lower() == "transfer-encoding" and "chunked" in v.lower() for k, v in headers)
 
 
-def load_json(archive: zipfile.ZipFile, path: Path, member: str) -> dict[str, object]:
-    try:
-        data = json.loads(archive.read(member))
-    except (ValueError, zipfile.BadZipFile, OSError) as exc:
-        raise SnapshotError(f"{path}: {member}: unreadable: {exc}") from None
-    if not isinstance(data, dict):
-        raise SnapshotError(f"{path}: {member}: expected a JSON object")
-    return data
-
-
-def verify_members(archive: zipfile.ZipFile, path: Path, package: dict[str, object]) -> list[str]:
-    """Check sha256 and size of every datapackage resource; raise naming the first bad member."""
-    resources = package.get("resources")
-    if not isinstance(resources, list):
-        raise SnapshotError(f"{path}: {DATAPACKAGE}: no 'resources' list")
-    checked = []
-    for resource in resources:
-        member = str(resource.get("path", ""))
-        expected = str(resource.get("hash", "")).removeprefix("sha256:")
-        try:
-            with archive.open(member) as handle:
-                actual, size = _sha256_stream(handle)
-        except KeyError:
-            raise SnapshotError(f"{path}: member {member} listed in {DATAPACKAGE} is missing") from None
-        except (zipfile.BadZipFile, OSError) as exc:
-            raise SnapshotError(f"{path}: member {member}: corrupted (zip CRC check failed: {exc})") from None
-        if actual != expected:
-            raise SnapshotError(
-                f"{path}: member {member}: sha256 mismatch (datapackage says {expected[:16]}..., "
-                f"file has {actual[:16]}...)"
-            )
-        if "bytes" in resource and int(resource["bytes"]) != size:
-            raise SnapshotError(
-                f"{path}: member {member}: size {size} != {resource['bytes']} in {DATAPACKAGE}"
-            )
-        checked.append(member)
-    return checked
-
-
 def data_offset(fd: int, info: zipfile.ZipInfo, path: Path) -> int:
-    header = os.pread(fd, _LOCAL_HEADER.size, info.header_offset)
+    """Where a stored member's bytes start in the zip file (after its local header)."""
+    try:
+        header = os.pread(fd, _LOCAL_HEADER.size, info.header_offset)
+    except (OSError, OverflowError):
+        header = b""
     if len(header) != _LOCAL_HEADER.size or header[:4] != b"PK\x03\x04":
         raise SnapshotError(f"{path}: member {info.filename}: bad local zip header")
     fields = _LOCAL_HEADER.unpack(header)
-    if info.compress_type != zipfile.ZIP_STORED and info.filename.startswith("archive/"):
-        raise SnapshotError(f"{path}: member {info.filename} is compressed in the zip; WACZ needs it stored")
+    if info.compress_type != zipfile.ZIP_STORED:
+        raise SnapshotError(
+            f"{path}: member {info.filename} is compressed in the zip; WACZ needs it stored "
+            "(`susbench snapshot import` converts such a file)"
+        )
     return info.header_offset + _LOCAL_HEADER.size + fields[9] + fields[10]
 
 
-def _manifest(archive: zipfile.ZipFile, path: Path, names: set[str]) -> SnapshotManifest:
-    """Our `snapshot.json`, or a minimal manifest derived from datapackage/pages for foreign WACZ."""
-    if MANIFEST_MEMBER in names:
-        try:
-            return SnapshotManifest.model_validate_json(archive.read(MANIFEST_MEMBER))
-        except ValidationError as exc:
-            raise SnapshotError(
-                f"{path}: {MANIFEST_MEMBER}: invalid manifest: {exc.errors()[0]['msg']}"
-            ) from None
-    package = load_json(archive, path, DATAPACKAGE)
-    created = datetime.now(UTC)
+def load_manifest(archive: zipfile.ZipFile, path: Path) -> SnapshotManifest | None:
+    """Our manifest (`susbench/snapshot.json`, or `snapshot.json` in older snapshots), if present."""
+    names = set(archive.namelist())
+    for member in (MANIFEST_MEMBER, LEGACY_MANIFEST_MEMBER):
+        if member in names:
+            try:
+                return SnapshotManifest.model_validate_json(read_member(archive, path, member))
+            except ValidationError as exc:
+                raise SnapshotError(describe_validation_error(f"{path}: {member}", exc)) from None
+    return None
+
+
+def capture_time(timestamp: str) -> datetime | None:
+    """A CDX timestamp as a time; None for digits that are no date (month 00, ...)."""
+    try:
+        return datetime.strptime(timestamp[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def foreign_manifest(
+    path: Path, package: DataPackage, pages: list[PageLine], entries: list[IndexEntry]
+) -> SnapshotManifest:
+    """A manifest for another tool's WACZ: clock from its earliest capture, pages from pages.jsonl."""
+    times = [when for entry in entries if (when := capture_time(entry.timestamp)) is not None]
+    start = min(times, default=None) or parse_when(package.created) or EPOCH
+    captures = tuple(page.capture(start) for page in pages)
+    targets = tuple(page.url for page in captures[:1]) or tuple(filter(None, [package.mainPageUrl]))
     return SnapshotManifest(
         id=path.stem,
-        created_at=created,
-        targets=(str(package.get("mainPageUrl", "")),),
-        clock_seed_ms=int(created.timestamp() * 1000),
+        created_at=start,
+        targets=targets,
+        clock_seed_ms=int(start.timestamp() * 1000),
+        pages=captures,
+        hosts=tuple(sorted({host_of(entry.url) for entry in entries} - {""})),
         source="imported",
+        tool_versions={"software": package.software} if package.software else {},
     )
 
 
-def _rebuild_index(archive: zipfile.ZipFile, path: Path) -> tuple[list[IndexEntry], list[Damage]]:
-    indexer_entries: list[IndexEntry] = []
+def _rebuild_index(path: Path, members: dict[str, tuple[int, int]]) -> tuple[list[IndexEntry], list[Damage]]:
+    """Index every WARC member in place (they are stored, so they are scanned inside the zip)."""
+    indexer = Indexer()
     damaged: list[Damage] = []
-    for name in sorted(n for n in archive.namelist() if n.startswith("archive/")):
-        with tempfile.TemporaryDirectory(prefix="susbench-index-") as tmp:
-            local = Path(archive.extract(name, tmp))
-            entries, problems = index_warc(local, filename=Path(name).name)
-        indexer_entries.extend(entries)
-        damaged.extend(Damage(f"{path}: {name}", d.offset, d.reason) for d in problems)
-    return indexer_entries, damaged
+    for member in sorted(members):
+        start, size = members[member]
+        filename = member.removeprefix(ARCHIVE_PREFIX)
+        for item in scan_warc(path, start, start + size):
+            if isinstance(item, Damage):
+                damaged.append(Damage(f"{path}: {member}", item.offset, item.reason))
+            else:
+                indexer.add(item, filename, item.offset, item.length, source=f"{path}: {member}")
+    entries = indexer.entries()
+    return entries, damaged + indexer.damaged

@@ -14,9 +14,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from susbench.snapshot.limits import MAX_HEADER_BYTES, MAX_RECORD_BYTES, mib
+
 GZIP_MAGIC = b"\x1f\x8b\x08"
 READ_CHUNK = 1 << 16
-MAX_HEADER_BYTES = 1 << 20
+_CONTENT_LENGTH = re.compile(r"^[0-9]{1,20}$")
+_NOT_SPACE = re.compile(rb"\S")
 _STATUS_LINE = re.compile(rb"^(HTTP/[0-9.]+)\s+(\d{3})(?:\s+(.*))?$")
 _REQUEST_LINE = re.compile(rb"^([A-Za-z]+)\s+(\S+)(?:\s+(HTTP/[0-9.]+))?$")
 
@@ -107,12 +110,15 @@ def parse_record_at(
     if not head.startswith(b"WARC/"):
         raise RecordDamage(offset, f"bad record header {bytes(head[:20])!r}, expected 'WARC/1.x'")
     headers = _header_lines(head)
-    length_text = next((v for k, v in headers if k.lower() == "content-length"), None)
-    if length_text is None or not length_text.strip().isdigit():
-        raise RecordDamage(offset, "record has no valid Content-Length")
-    block_end = block_start + int(length_text)
+    length_text = (find_header(headers, "Content-Length") or "").strip()
+    if not _CONTENT_LENGTH.match(length_text):
+        raise RecordDamage(offset, f"record has no valid Content-Length (got {length_text[:30]!r})")
+    length = int(length_text)
+    if length > MAX_RECORD_BYTES:
+        raise RecordDamage(offset, f"record block of {length} bytes is over the {mib(MAX_RECORD_BYTES)} cap")
+    block_end = block_start + length
     if block_end > end:
-        raise RecordDamage(offset, f"record truncated: block needs {int(length_text)} bytes")
+        raise RecordDamage(offset, f"record truncated: block needs {length} bytes")
     block = bytes(data[block_start:block_end])
     stop = block_end
     for trailer in (b"\r\n\r\n", b"\n\n", b"\r\n", b"\n"):
@@ -130,15 +136,20 @@ def parse_record(raw: bytes, offset: int = 0) -> WarcRecord:
     return parse_record_at(raw, 0, offset)[0]
 
 
-def gunzip_member(data: bytes, offset: int) -> bytes:
-    """Decompress every gzip member in `data` (a record is normally exactly one)."""
+def gunzip_member(data: bytes, offset: int, cap: int = MAX_RECORD_BYTES) -> bytes:
+    """Decompress every gzip member in `data` (a record is normally exactly one), at most `cap` bytes."""
     out: list[bytes] = []
+    size = 0
     while data:
         decompressor = zlib.decompressobj(31)
         try:
-            out.append(decompressor.decompress(data))
+            piece = decompressor.decompress(data, cap - size + 1)
         except zlib.error as exc:
             raise RecordDamage(offset, f"corrupt gzip data: {exc}") from None
+        size += len(piece)
+        if size > cap:
+            raise RecordDamage(offset, f"decompresses to more than the {mib(cap)} cap")
+        out.append(piece)
         if not decompressor.eof:
             raise RecordDamage(offset, "truncated gzip member")
         data = decompressor.unused_data
@@ -242,12 +253,17 @@ def scan_warc(path: Path, start: int = 0, end: int | None = None) -> Iterator[Wa
             yield from _scan_plain(name, data, start, stop)
 
 
+def _skip_space(data: bytes | mmap.mmap, position: int, end: int) -> int:
+    found = _NOT_SPACE.search(data, position, end)
+    return end if found is None else found.start()
+
+
 def _scan_plain(name: str, data: mmap.mmap, base: int, end: int) -> Iterator[WarcRecord | Damage]:
     position = base
     while position < end:
-        if not data[position : position + 4].strip():
-            position += 1
-            continue
+        position = _skip_space(data, position, end)
+        if position >= end:
+            break
         try:
             record, position = parse_record_at(data, position, position - base, end)
         except RecordDamage as damage:
@@ -268,14 +284,22 @@ def _scan_gzip(name: str, data: mmap.mmap, base: int, end: int) -> Iterator[Warc
             continue
         decompressor = zlib.decompressobj(31)
         pieces: list[bytes] = []
+        size = 0
         cursor = position
         try:
-            while not decompressor.eof and cursor < end:
+            while not decompressor.eof and cursor < end and size <= MAX_RECORD_BYTES:
                 chunk = data[cursor : min(cursor + READ_CHUNK, end)]
-                pieces.append(decompressor.decompress(chunk))
-                cursor += len(chunk)
+                pieces.append(decompressor.decompress(chunk, MAX_RECORD_BYTES + 1 - size))
+                size += len(pieces[-1])
+                cursor += len(chunk) - len(decompressor.unconsumed_tail)
         except zlib.error as exc:
             yield Damage(name, offset, f"corrupt gzip member: {exc}")
+            position = _next_gzip_member(data, position + 1, end)
+            continue
+        if size > MAX_RECORD_BYTES:
+            yield Damage(
+                name, offset, f"gzip member decompresses to more than the {mib(MAX_RECORD_BYTES)} cap"
+            )
             position = _next_gzip_member(data, position + 1, end)
             continue
         if not decompressor.eof:
@@ -283,15 +307,13 @@ def _scan_gzip(name: str, data: mmap.mmap, base: int, end: int) -> Iterator[Warc
             return
         member_end = cursor - len(decompressor.unused_data)
         member = b"".join(pieces)
-        start = 0
+        start = _skip_space(member, 0, len(member))
         while start < len(member):
-            if not member[start : start + 4].strip():
-                start += 1
-                continue
             try:
                 record, start = parse_record_at(member, start, offset, len(member))
             except RecordDamage as damage:
                 yield Damage(name, offset, damage.reason)
                 break
             yield replace(record, length=member_end - position)
+            start = _skip_space(member, start, len(member))
         position = member_end

@@ -1,4 +1,4 @@
-"""Full check of a snapshot: member hashes, our record scan, and warcio's digest check per record."""
+"""Full check of a snapshot: member hashes, digest and signature, our record scan, warcio's digests."""
 
 from __future__ import annotations
 
@@ -6,16 +6,38 @@ import os
 import zipfile
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
+from warcio.statusandheaders import StatusAndHeadersParserException
 
 from susbench.errors import SnapshotError
 from susbench.models import Frozen
-from susbench.snapshot.reader import data_offset, load_json, verify_members
+from susbench.snapshot.package import (
+    DATAPACKAGE_DIGEST,
+    ZIP_ERRORS,
+    check_digest,
+    load_digest,
+    load_package,
+    open_zip,
+    verify_members,
+)
+from susbench.snapshot.reader import ARCHIVE_PREFIX, data_offset
 from susbench.snapshot.records import Damage, scan_warc
-from susbench.snapshot.wacz import DATAPACKAGE
+from susbench.snapshot.signing import SignatureCheck, check_signature
 
 READ_CHUNK = 1 << 20
+WARCIO_ERRORS: tuple[type[BaseException], ...] = (
+    *ZIP_ERRORS,
+    ArchiveLoadFailed,
+    StatusAndHeadersParserException,
+    IndexError,
+    KeyError,
+    AttributeError,
+    TypeError,
+)
+"""What warcio raises on damaged records besides its own error: it parses headers loosely, and some
+damage reaches a missing header it then dereferences (AttributeError on None)."""
 
 
 class VerifyReport(Frozen):
@@ -24,6 +46,7 @@ class VerifyReport(Frozen):
     path: str
     members_checked: int
     records: int
+    signature: SignatureCheck | None = None
     problems: tuple[str, ...] = ()
 
     @property
@@ -35,9 +58,9 @@ def _warcio_check(archive: zipfile.ZipFile, member: str) -> tuple[int, list[str]
     """warcio's `check`: read each record's raw stream so block and payload digests are verified."""
     problems: list[str] = []
     records = 0
-    with archive.open(member) as stream:
-        iterator = ArchiveIterator(stream, check_digests=True)
-        try:
+    try:
+        with archive.open(member) as stream:
+            iterator = ArchiveIterator(stream, check_digests=True)
             for record in iterator:
                 while record.raw_stream.read(READ_CHUNK):
                     pass
@@ -45,37 +68,66 @@ def _warcio_check(archive: zipfile.ZipFile, member: str) -> tuple[int, list[str]
                 if record.digest_checker.passed is False:
                     offset = iterator.get_record_offset()
                     problems.extend(f"{member}: offset {offset}: {p}" for p in record.digest_checker.problems)
-        except (ArchiveLoadFailed, EOFError, OSError, ValueError, zipfile.BadZipFile) as exc:
-            problems.append(f"{member}: record {records + 1} cannot be read: {str(exc).strip()}")
+    except WARCIO_ERRORS as exc:
+        problems.append(f"{member}: record {records + 1} cannot be read: {str(exc).strip()[:200]}")
     return records, problems
 
 
-def verify_snapshot(path: Path) -> VerifyReport:
-    """Never raises for a damaged snapshot (only for one that is not a zip): it lists problems."""
+def _package_problems(
+    archive: zipfile.ZipFile, path: Path, trusted: Ed25519PublicKey | None
+) -> tuple[int, SignatureCheck | None, list[str]]:
+    """Members against datapackage.json, datapackage.json against its digest, the digest's signature."""
     try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise SnapshotError(f"{path}: not a WACZ (zip) file: {exc}") from None
+        checked = len(verify_members(archive, path, load_package(archive, path)))
+        digest = load_digest(archive, path)
+        check_digest(archive, path, digest)
+    except SnapshotError as exc:
+        return 0, None, [str(exc)]
+    where = f"{path}: {DATAPACKAGE_DIGEST}"
+    if digest is None:
+        problems = [f"{where} is missing: the snapshot cannot be signed-checked"] if trusted else []
+        return checked, None, problems
+    if digest.signedData is None and trusted is None:
+        return checked, None, []
+    try:
+        signature = check_signature(digest, where, trusted)
+    except SnapshotError as exc:
+        return checked, None, [str(exc)]
+    return checked, signature, [signature.problem] if signature.problem else []
+
+
+def verify_snapshot(path: Path, trusted: Ed25519PublicKey | None = None) -> VerifyReport:
+    """Never raises for a damaged snapshot (only for one that is not a zip): it lists problems.
+
+    With `trusted`, the snapshot must also carry a valid signature made by that key.
+    """
     problems: list[str] = []
     records = 0
-    checked = 0
-    with archive:
-        try:
-            checked = len(verify_members(archive, path, load_json(archive, path, DATAPACKAGE)))
-        except SnapshotError as exc:
-            problems.append(str(exc))
+    with open_zip(path) as archive:
+        checked, signature, found = _package_problems(archive, path, trusted)
+        problems.extend(found)
         fd = os.open(path, os.O_RDONLY)
         try:
             for info in archive.infolist():
-                if not info.filename.startswith("archive/"):
+                if not info.filename.startswith(ARCHIVE_PREFIX) or info.is_dir():
                     continue
                 count, found = _warcio_check(archive, info.filename)
                 records += count
                 problems.extend(found)
-                start = data_offset(fd, info, path)
+                try:
+                    start = data_offset(fd, info, path)
+                except SnapshotError as exc:
+                    problems.append(str(exc))
+                    continue
                 for item in scan_warc(path, start, start + info.compress_size):
                     if isinstance(item, Damage):
                         problems.append(f"{info.filename}: offset {item.offset}: {item.reason}")
         finally:
             os.close(fd)
-    return VerifyReport(path=str(path), members_checked=checked, records=records, problems=tuple(problems))
+    return VerifyReport(
+        path=str(path),
+        members_checked=checked,
+        records=records,
+        signature=signature,
+        problems=tuple(problems),
+    )
