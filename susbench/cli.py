@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 import typer
@@ -100,9 +101,9 @@ def main() -> None:
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt) as exc:
         Console(stderr=True).print("[yellow]aborted[/]")
-        sys.exit(130)
+        sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.TyperException as exc:

@@ -151,6 +151,10 @@ class EpisodeRunner:
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
 
+    @property
+    def traffic(self) -> TrafficSource:
+        return self._traffic
+
     def run(self, job: EpisodeJob) -> EpisodeRecord:
         """One episode; a failure outside the operator's turn is an `error` outcome, the browser is
         always closed."""

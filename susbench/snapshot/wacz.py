@@ -11,6 +11,7 @@ from datetime import UTC
 from pathlib import Path
 
 from susbench import __version__
+from susbench.errors import SnapshotError
 from susbench.models import SnapshotManifest
 from susbench.snapshot.cdxj import IndexEntry, Indexer, write_cdxj
 from susbench.snapshot.records import Damage, scan_warc
@@ -80,12 +81,26 @@ def write_wacz(
 ) -> Path:
     """Package `warc` (per-record gzip) with its index, pages and manifest into `out`.
 
-    Written to a temporary name and renamed, so a crash never leaves a half WACZ under `out`.
+    Written to a temporary name and renamed, so a crash never leaves a half WACZ under `out`; a full
+    disk removes the partial file and raises one `SnapshotError` naming `out`.
     """
     if entries is None:
         entries, _ = index_warc(warc, filename=Path(WARC_MEMBER).name)
-    out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _write_members(partial, warc, manifest, entries)
+        partial.replace(out)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SnapshotError(f"{out}: could not write the snapshot{where}: {exc.strerror or exc}") from None
+    return out
+
+
+def _write_members(
+    partial: Path, warc: Path, manifest: SnapshotManifest, entries: Iterable[IndexEntry]
+) -> None:
     resources = []
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         resources.append(_store(archive, WARC_MEMBER, warc))
@@ -108,5 +123,3 @@ def write_wacz(
         _store(archive, DATAPACKAGE, package_bytes)
         digest = {"path": DATAPACKAGE, "hash": f"sha256:{hashlib.sha256(package_bytes).hexdigest()}"}
         _store(archive, DATAPACKAGE_DIGEST, json.dumps(digest, indent=2).encode("utf-8"))
-    partial.replace(out)
-    return out
