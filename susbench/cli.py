@@ -97,7 +97,8 @@ def version() -> None:
 def main() -> None:
     """Entry point: user errors become one red line and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode, click hands a command's `typer.Exit(code)` back instead of exiting.
+        code = app(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)
@@ -113,3 +114,5 @@ def main() -> None:
             raise
         show()
         sys.exit(getattr(exc, "exit_code", 2))
+    if isinstance(code, int) and code:
+        sys.exit(code)
