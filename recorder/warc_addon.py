@@ -43,6 +43,9 @@ SESSION_METADATA = "susbench_session"
 logger = logging.getLogger(__name__)
 
 
+LOOPBACK = "127.0.0.1"
+
+
 class RequestLogEntry(Frozen):
     """One exchange the proxy saw (a failed one has status 0)."""
 
@@ -92,6 +95,10 @@ class WarcAddon:
         )
 
     def configure(self, updated: set[str]) -> None:
+        if "listen_host" in updated and not self._options.listen_host:
+            # mitmproxy's default, every interface, becomes loopback: binding elsewhere takes an
+            # explicit --listen-host (e.g. 0.0.0.0).
+            self._options.update(listen_host=LOOPBACK)
         session = self._options.warc_session
         if "warc_session" in updated and session and not SESSION_LABEL.fullmatch(session):
             raise exceptions.OptionsError(

@@ -92,6 +92,8 @@ class ReplayService(Protocol):
     def log(self) -> list[ReplayLogEntry]: ...
     @property
     def episode(self) -> int: ...
+    @property
+    def alive(self) -> bool: ...
     def new_episode(self, session: str | None = None) -> int: ...
     def coverage(self, episode: int | None = None) -> Coverage: ...
     def chromium_flags(self) -> list[str]: ...
@@ -304,6 +306,11 @@ class ThreadedReplayServer(ABC):
     @property
     def episode(self) -> int:
         return self._require().episode
+
+    @property
+    def alive(self) -> bool:
+        """Still serving: its thread runs (it ends when the server is stopped or its loop fails)."""
+        return self._thread is not None and self._thread.is_alive()
 
     def new_episode(self, session: str | None = None) -> int:
         """Start serving repeated requests in recording order afresh; returns the episode number.

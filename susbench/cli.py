@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
 import typer
@@ -99,7 +100,8 @@ def version() -> None:
 def main() -> None:
     """Entry point: user errors become one red line and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode, click hands a command's `typer.Exit(code)` back instead of exiting.
+        code = app(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)
@@ -108,9 +110,9 @@ def main() -> None:
         message = describe_validation_error("command line", exc)
         Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt) as exc:
         Console(stderr=True).print("[yellow]aborted[/]")
-        sys.exit(130)
+        sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.TyperException as exc:
@@ -120,3 +122,5 @@ def main() -> None:
             raise
         show()
         sys.exit(getattr(exc, "exit_code", 2))
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from datetime import date, datetime
 from pathlib import Path
@@ -194,6 +195,7 @@ def run(
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions
+    from susbench.controller.stopping import stopping_on_signals
     from susbench.distributed import BackendOptions, local_parallel, open_backend
 
     console = _console()
@@ -220,7 +222,7 @@ def run(
             model, base_url, observation, max_steps, action_format, operator_config
         ),
     )
-    with open_backend(where) as executor:
+    with stopping_on_signals(), open_backend(where) as executor:
         summary = _run_with_progress(options, console, executor)
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
     console.print(
@@ -229,7 +231,7 @@ def run(
         soft_wrap=True,
     )
     if summary.interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(128 + (summary.stop_signal or signal.SIGINT))
 
 
 def demo(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -240,7 +241,7 @@ class Store:
         try:
             self._db = duckdb.connect(str(path), read_only=read_only)
         except duckdb.Error as exc:
-            raise SusbenchError(f"{path}: cannot open as a DuckDB database: {exc}") from None
+            raise _open_error(path, exc) from None
         if not read_only:
             self._db.execute(SCHEMA)
 
@@ -296,7 +297,17 @@ class Store:
         return {row[0] for row in rows}
 
     def write_episode(self, record: EpisodeRecord) -> None:
-        """Insert the episode with its events, outcome and requests, all or nothing."""
+        """Insert the episode with its events, outcome and requests, all or nothing; a failed write (a
+        full disk) leaves what was stored before intact and stops the run with one clear error."""
+        try:
+            self._insert_episode(record)
+        except duckdb.Error as exc:
+            raise SusbenchError(
+                f"{self.path}: could not store episode {record.episode.id}: {duckdb_reason(exc)}; the "
+                "episodes stored before are kept, and the same command resumes once this is fixed"
+            ) from None
+
+    def _insert_episode(self, record: EpisodeRecord) -> None:
         episode = record.episode
         with self._transaction() as db:
             db.execute(
@@ -400,6 +411,31 @@ class Store:
             self._db.execute(f"COPY (SELECT * FROM {name}) TO '{quoted}' (FORMAT parquet)")
             written.append(target)
         return written
+
+
+LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
+
+
+def duckdb_reason(exc: duckdb.Error) -> str:
+    """DuckDB's message without its error class prefix and its documentation link."""
+    text = str(exc).split(" See also ")[0].strip()
+    return re.sub(r"^[A-Za-z ]+ Error: ", "", text)
+
+
+def _open_error(path: Path, exc: duckdb.Error) -> SusbenchError:
+    """A second run (or a query) on a database that a run is writing is refused, naming the holder."""
+    holder = LOCK_HOLDER.search(str(exc))
+    if holder is None:
+        return SusbenchError(f"{path}: cannot open as a DuckDB database: {duckdb_reason(exc)}")
+    pid = int(holder["pid"])
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        command = holder["program"]
+    return SusbenchError(
+        f"{path}: another process (PID {pid}: {command.strip()}) has this results database open; wait for "
+        "it to finish or stop it (re-running the same command resumes), or use another --db"
+    )
 
 
 def _step_row(step: StepRecord) -> list[object]:

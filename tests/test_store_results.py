@@ -83,7 +83,7 @@ def test_episode_is_written_with_everything_and_checksum(tmp_path: Path) -> None
 def test_failed_episode_write_leaves_nothing(tmp_path: Path) -> None:
     with Store(tmp_path / "r.duckdb") as store:
         store.write_episode(record("ep-1"))
-        with pytest.raises(duckdb.Error):
+        with pytest.raises(SusbenchError, match=r"r\.duckdb: could not store episode ep-1: Duplicate key"):
             store.write_episode(record("ep-1"))
         assert store.query("SELECT count(*) FROM events")[1] == [(2,)]
         assert store.query("SELECT count(*) FROM requests")[1] == [(2,)]

@@ -25,6 +25,8 @@ from susbench.controller.browsers import EpisodeBrowsers, worker_browsers
 from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.planning import EpisodeJob
+from susbench.controller.traffic import TrafficSource
+from susbench.errors import BrowserError
 from susbench.models import CompletionCheck, Event, EventSource, Outcome, OutcomeKind, Task
 from susbench.operators import (
     Limits,
@@ -133,6 +135,19 @@ def act_on_task(
     return operator.act(ctx, oracle)
 
 
+class ChromiumFaults:
+    """Notes Chromium failing under an episode, so its error names the cause (a renderer crash, the
+    browser gone) rather than the symptom a later call met (a timeout waiting for the extension)."""
+
+    def __init__(self, session: BrowserSession, page: Page) -> None:
+        self.cause: str | None = None
+        page.on("crash", lambda _: self._note("the page's renderer process crashed during the episode"))
+        session.context.on("close", lambda _: self._note("the browser closed during the episode"))
+
+    def _note(self, cause: str) -> None:
+        self.cause = self.cause or cause
+
+
 class EpisodeRunner:
     """Runs episodes one after another in a worker: the worker's browsers (`browsers.worker_browsers`:
     local, or a warm container), a fresh browser per episode.
@@ -157,6 +172,10 @@ class EpisodeRunner:
 
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
+
+    @property
+    def traffic(self) -> TrafficSource:
+        return self._traffic
 
     def run(self, job: EpisodeJob) -> EpisodeRecord:
         """One episode; a failure outside the operator's turn is an `error` outcome, the browser is
@@ -215,6 +234,7 @@ class EpisodeRunner:
         bridge = ExtensionBridge(session.context)
         bridge.start_episode(job.episode.id, job.episode.injection_id)
         page = session.first_page()
+        crashes = ChromiumFaults(session, page)
         page.set_default_timeout(1000 * job.step_timeout_s)
         page.goto(job.task.start_url, wait_until="load")
         loaded_ms = round(1000 * (time.monotonic() - t0))
@@ -241,11 +261,16 @@ class EpisodeRunner:
         except Overtime as exc:
             failure = f"operator timed out after {exc.seconds:g} s"
         except Exception as exc:  # noqa: BLE001 - the operator's failure is stored beside the verdict
-            failure = f"operator failed: {describe(exc)}"
+            failure = crashes.cause or f"operator failed: {describe(exc)}"
         if failure is None:
             stopped = {"done": result.done, "steps": result.steps, "message": result.message}
             note("operator", "stopped", stopped)
         else:
             note("controller", "error", {"message": failure})
-        completed = completion_met(session.active_page(), job.task.completion)
-        return result, completed, bridge.finish(), failure
+        try:
+            completed = completion_met(session.active_page(), job.task.completion)
+            return result, completed, bridge.finish(), failure
+        except Exception as exc:
+            if crashes.cause is None:
+                raise
+            raise BrowserError(crashes.cause) from exc

@@ -152,7 +152,40 @@ class LocalProcessPool:
         self._workers[self._workers.index(worker)] = self._spawn()
 
     def run(self, jobs: Sequence[EpisodeJob], on_result: Callable[[EpisodeRecord], None]) -> None:
-        """Run every job once; results arrive through `on_result` in completion order."""
+        """Run every job once; results arrive through `on_result` in completion order. Interrupted
+        (Ctrl-C, SIGTERM), it hands out nothing more and lets the running episodes finish and be
+        reported before it re-raises; a second interrupt abandons them (a resumed run redoes them)."""
+        try:
+            self._run(jobs, on_result)
+        except KeyboardInterrupt:
+            self._finish_running(on_result)
+            raise
+
+    def _finish_running(self, on_result: Callable[[EpisodeRecord], None]) -> None:
+        """Report the episodes already running, each until its deadline; a dead worker's is left undone."""
+        running = [worker for worker in self._workers if worker.job is not None]
+        while running:
+            wait([worker.conn for worker in running], timeout=0.5)
+            for worker in list(running):
+                record = self._finished(worker)
+                if record is not None:
+                    worker.job = None
+                    on_result(record)
+                if worker.job is None or not worker.process.is_alive() or time.monotonic() > worker.deadline:
+                    running.remove(worker)
+
+    @staticmethod
+    def _finished(worker: _Worker) -> EpisodeRecord | None:
+        """The record of the episode the worker reports done, if it just did."""
+        try:
+            if not worker.conn.poll():
+                return None
+            kind, payload = worker.conn.recv()
+        except (EOFError, OSError):
+            return None
+        return EpisodeRecord.model_validate_json(payload) if kind == "done" else None
+
+    def _run(self, jobs: Sequence[EpisodeJob], on_result: Callable[[EpisodeRecord], None]) -> None:
         pending = list(reversed(jobs))
         failures = 0
         while pending or any(worker.job is not None for worker in self._workers):

@@ -33,6 +33,7 @@ from susbench.controller.options import (
 )
 from susbench.controller.planning import plan_episodes
 from susbench.controller.pool import ExecutorFactory, LocalProcessPool
+from susbench.controller.stopping import stop_signal
 from susbench.controller.traffic import live_upstream
 from susbench.digests import tree_sha256
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
@@ -52,6 +53,8 @@ class RunSummary:
     stored: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     interrupted: bool = False
+    stop_signal: int | None = None
+    """SIGINT or SIGTERM, when one interrupted the run."""
     notice: str | None = None
 
 
@@ -147,8 +150,8 @@ def run_benchmark(
                 pool = stack.enter_context(executor(setup, min(options.parallel, len(todo))))
                 try:
                     pool.run(todo, _storing(store, summary, observer))
-                except KeyboardInterrupt:
-                    summary.interrupted = True
+                except KeyboardInterrupt as exc:
+                    summary.interrupted, summary.stop_signal = True, stop_signal(exc)
     return summary
 
 

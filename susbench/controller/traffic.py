@@ -19,6 +19,7 @@ from replayer.service import ReplayLogEntry, ReplayService
 from susbench.browser import Route
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.options import RunOptions
+from susbench.errors import SusbenchError
 from susbench.models import Episode, HostMap
 from susbench.store import RequestRecord
 from susbench.web import LocalWeb
@@ -54,6 +55,8 @@ class ReplayTraffic:
         self.spki: str = server.spki
 
     def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]:
+        if not self._server.alive:
+            raise SusbenchError(f"the replay server (port {self._server.port}) stopped during the episode")
         entries = [entry for entry in self._server.log if entry.episode == self._episode]
         return tuple(replay_request(entry) for entry in entries), None
 
@@ -93,21 +96,31 @@ class TrafficSource:
 
     def __enter__(self) -> TrafficSource:
         if self._setup.mode == "snapshot":
-            if self._setup.snapshot is None:
-                raise ValueError("a snapshot worker needs WorkerSetup.snapshot")
-            self._replay = self._stack.enter_context(
-                replay_server(self._setup.snapshot, self._setup.replay_mode)
-            )
+            self._replay = self._open_replay()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._stack.close()
 
+    @property
+    def replay(self) -> ReplayService | None:
+        """The replay server the next episode uses (None in live mode)."""
+        return self._replay
+
     def episode(self, episode: Episode, session: str) -> AbstractContextManager[Traffic]:
         """The route of one episode of browser session `session` (its task's capture plan id)."""
         if self._replay is not None:
+            if not self._replay.alive:
+                self._replay = self._open_replay()
             return _replayed(self._replay, session)
         return _recorded(self._setup, episode, session)
+
+    def _open_replay(self) -> ReplayService:
+        """A replay server on the snapshot; a new one replaces a server that stopped, so one failure
+        costs one episode, not the rest of the worker's."""
+        if self._setup.snapshot is None:
+            raise ValueError("a snapshot worker needs WorkerSetup.snapshot")
+        return self._stack.enter_context(replay_server(self._setup.snapshot, self._setup.replay_mode))
 
 
 @contextmanager

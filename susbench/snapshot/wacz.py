@@ -155,23 +155,29 @@ def write_wacz(
 ) -> Path:
     """Package `warc` (per-record gzip) with its index, pages and manifest into `out`.
 
-    Written to a temporary name and renamed, so a crash never leaves a half WACZ under `out`.
+    Written to a temporary name and renamed, so a crash never leaves a half WACZ under `out`; a full
+    disk removes the partial file and raises one `SnapshotError` naming `out`.
     """
     if entries is None:
         entries, _ = index_warc(warc, filename=Path(WARC_MEMBER).name)
-    out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        resources = [
-            store(archive, WARC_MEMBER, warc),
-            store(archive, INDEX_MEMBER, write_cdxj(entries)),
-            store(archive, PAGES_MEMBER, pages_jsonl(manifest)),
-            store(archive, MANIFEST_MEMBER, manifest_json(manifest)),
-        ]
-        package_bytes = package_json(manifest, resources)
-        store(archive, DATAPACKAGE, package_bytes)
-        store(archive, DATAPACKAGE_DIGEST, digest_json(package_bytes))
-    partial.replace(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+            resources = [
+                store(archive, WARC_MEMBER, warc),
+                store(archive, INDEX_MEMBER, write_cdxj(entries)),
+                store(archive, PAGES_MEMBER, pages_jsonl(manifest)),
+                store(archive, MANIFEST_MEMBER, manifest_json(manifest)),
+            ]
+            package_bytes = package_json(manifest, resources)
+            store(archive, DATAPACKAGE, package_bytes)
+            store(archive, DATAPACKAGE_DIGEST, digest_json(package_bytes))
+        partial.replace(out)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise SnapshotError(f"{out}: could not write the snapshot{where}: {exc.strerror or exc}") from None
     return out
 
 

@@ -1,0 +1,158 @@
+"""Loopback only: every server the project starts listens on 127.0.0.1 unless told otherwise.
+
+Found by grepping the code for listening sockets: the local web, the replayer in both modes, the
+recording proxy, the model servers of the agent tests, the container's CDP relay, Chromium's CDP port
+(operators that ask for it), and the command lines `web serve`, `replay serve` and mitmdump with our
+addon. Each is started for real and its listening sockets are read from /proc (the kernel's own
+table, by socket inode of the process), so what is checked is what is bound.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Playwright
+
+from recorder.proxy import RecordingProxy
+from replayer.factory import replay_server
+from susbench.agents.servers.base import ModelServer
+from susbench.browser import LocalBackend, routed_profile
+from susbench.container.relay import TcpToUnixRelay
+from susbench.controller import default_snapshot
+from susbench.paths import REPO_ROOT
+from susbench.web import LocalWeb
+from tests.fixtures.processes import descendants
+
+LISTEN = "0A"
+LOOPBACK = {"127.0.0.1", "::1"}
+START_TIMEOUT_S = 90.0
+
+
+def _address(hex_address: str) -> tuple[str, int]:
+    host, port = hex_address.split(":")
+    raw = bytes.fromhex(host)
+    if len(raw) == 4:
+        return socket.inet_ntop(socket.AF_INET, raw[::-1]), int(port, 16)
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
+    address = socket.inet_ntop(socket.AF_INET6, words)
+    return address.removeprefix("::ffff:") if address.startswith("::ffff:") else address, int(port, 16)
+
+
+def _listening_inodes() -> dict[str, tuple[str, int]]:
+    """Every listening TCP socket on the machine: inode -> (address, port)."""
+    found = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == LISTEN:
+                found[fields[9]] = _address(fields[1])
+    return found
+
+
+def listening(pid: int, with_children: bool = False) -> set[tuple[str, int]]:
+    """(address, port) of each TCP socket that `pid` (and, asked, every process below it) listens on."""
+    pids = [pid, *(info.pid for info in descendants(pid))] if with_children else [pid]
+    sockets = _listening_inodes()
+    found = set()
+    for each in pids:
+        try:
+            fds = list(Path(f"/proc/{each}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            inode = target.removeprefix("socket:[").removesuffix("]")
+            if target.startswith("socket:[") and inode in sockets:
+                found.add(sockets[inode])
+    return found
+
+
+def on_port(port: int) -> set[str]:
+    """The addresses this process listens on at `port`."""
+    return {address for address, bound in listening(os.getpid()) if bound == port}
+
+
+def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwright, tmp_path: Path) -> None:
+    snapshot = default_snapshot()
+    with ExitStack() as stack:
+        servers = {
+            "local web": stack.enter_context(LocalWeb(port=0)).port,
+            "direct replayer": stack.enter_context(replay_server(snapshot, "direct")).port,
+            "replay proxy": stack.enter_context(replay_server(snapshot, "proxy")).port,
+            "recording proxy": stack.enter_context(RecordingProxy()).port,
+            "model server": stack.enter_context(ModelServer([])).port,
+            "container CDP relay": stack.enter_context(TcpToUnixRelay(tmp_path / "cdp.sock")).port,
+        }
+        for name, port in servers.items():
+            assert on_port(port) == {"127.0.0.1"}, name
+        replay = stack.enter_context(replay_server(snapshot, "direct"))
+        profile = routed_profile(replay, cdp=True)
+        session = stack.enter_context(LocalBackend(web_playwright).launch(profile))
+        assert session.cdp_endpoint is not None
+        cdp_port = int(session.cdp_endpoint.rsplit(":", 1)[1].split("/")[0])
+        chromium = {address for address, port in _listening_inodes().values() if port == cdp_port}
+        assert chromium and chromium <= LOOPBACK, chromium
+
+
+@contextmanager
+def serving(command: list[str]) -> Iterator[set[tuple[str, int]]]:
+    """Run a server command until it listens; yields what it listens on, then interrupts it."""
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not (bound := listening(process.pid, with_children=True)):
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline, f"{command} did not listen within {START_TIMEOUT_S:g} s"
+            time.sleep(0.2)
+        yield bound
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+SUSBENCH = [sys.executable, "-m", "susbench"]
+MITMDUMP = [sys.executable, str(Path(sys.executable).parent / "mitmdump"), "-s", "recorder/warc_addon.py"]
+COMMANDS = {
+    "web serve": [*SUSBENCH, "web", "serve", "--port", "0"],
+    "replay serve (proxy)": [*SUSBENCH, "replay", "serve", str(default_snapshot()), "--port", "0"],
+    "replay serve (direct)": [
+        *SUSBENCH,
+        "replay",
+        "serve",
+        str(default_snapshot()),
+        "--port",
+        "0",
+        "--mode",
+        "direct",
+    ],
+    "mitmdump with our addon": [*MITMDUMP, "--listen-port", "0"],
+}
+HOST_OPTION = {
+    "web serve": "--host",
+    "replay serve (proxy)": "--host",
+    "replay serve (direct)": "--host",
+    "mitmdump with our addon": "--listen-host",
+}
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_server_command_listens_on_loopback_unless_told_otherwise(name: str) -> None:
+    with serving(COMMANDS[name]) as bound:
+        assert {address for address, _ in bound} == {"127.0.0.1"}, bound
+    with serving([*COMMANDS[name], HOST_OPTION[name], "0.0.0.0"]) as bound:
+        assert {address for address, _ in bound} == {"0.0.0.0"}, bound
