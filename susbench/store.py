@@ -21,7 +21,7 @@ import duckdb
 from pydantic import Field
 
 from susbench.errors import SusbenchError
-from susbench.models import Episode, Event, Frozen, Outcome
+from susbench.models import Episode, Event, Frozen, Outcome, ReplayMode
 
 EPISODE_OUTCOME_COLUMNS = (
     "run_id",
@@ -103,6 +103,7 @@ CREATE TABLE IF NOT EXISTS requests (
     PRIMARY KEY (episode_id, seq)
 );
 ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS settings JSON;
 CREATE OR REPLACE VIEW episode_outcomes AS
 SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
        e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error
@@ -112,11 +113,21 @@ FROM episodes e JOIN outcomes o USING (episode_id);
 TABLES = ("runs", "episodes", "events", "outcomes", "requests")
 
 
+class RunSettings(Frozen):
+    """How the run's first invocation ran its episodes, beyond its identity: what `reproduce` repeats."""
+
+    replay_mode: ReplayMode = "direct"
+    step_timeout_s: float = Field(default=15.0, gt=0)
+    episode_timeout_s: float | None = Field(default=None, gt=0, description="default: the task's max_seconds")
+    headless: bool = True
+
+
 class RunRecord(Frozen):
     """One run: its configuration and everything needed to reproduce it (AgentLab's journal)."""
 
     run_id: str
     config: dict[str, Any]
+    settings: RunSettings | None = Field(default=None, description="None in runs stored before settings")
     versions: dict[str, str] = Field(default_factory=dict)
     git_hash: str | None = None
     snapshot_id: str | None = None
@@ -217,7 +228,8 @@ class Store:
     def add_run(self, run: RunRecord) -> None:
         """Record a run once; a resumed run keeps its first journal entry."""
         self._db.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO runs (run_id, config, versions, git_hash, snapshot_id, snapshot_sha256, seed, host, "
+            "started_at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [
                 run.run_id,
                 canonical_json(run.config),
@@ -228,6 +240,7 @@ class Store:
                 run.seed,
                 run.host,
                 run.started_at,
+                None if run.settings is None else canonical_json(run.settings.model_dump(mode="json")),
             ],
         )
 

@@ -12,7 +12,7 @@ from susbench import __version__
 from susbench.controller.identity import RunIdentity
 from susbench.controller.options import SnapshotFacts
 from susbench.paths import REPO_ROOT
-from susbench.store import RunRecord
+from susbench.store import RunRecord, RunSettings
 
 RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
 
@@ -42,10 +42,13 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
-def run_record(identity: RunIdentity, snapshot: SnapshotFacts | None) -> RunRecord:
+def run_record(
+    identity: RunIdentity, snapshot: SnapshotFacts | None, settings: RunSettings | None = None
+) -> RunRecord:
     """The journal entry; its `config` is the identity (flat JSON) plus the snapshot's path."""
     return RunRecord(
         run_id=identity.run_id(),
+        settings=settings,
         config={
             **identity.model_dump(mode="json"),
             "snapshot": None if snapshot is None else str(snapshot.path),
