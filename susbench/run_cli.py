@@ -196,13 +196,16 @@ def query(
 @results_app.command("export")
 def export(
     parquet: Annotated[
-        Path, typer.Option("--parquet", help="folder to write one Parquet file per table/view")
+        Path,
+        typer.Option("--parquet", help="folder for the bundle: one Parquet file per table/view + run.json"),
     ],
     db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
 ) -> None:
-    """Export every table and the episode_outcomes view as Parquet."""
+    """Export every table and view as Parquet, with run.json: how to re-run each run (`reproduce`)."""
+    from susbench.bundle import export_bundle
+
     if parquet.exists() and not parquet.is_dir():
         raise SusbenchError(f"{parquet}: is a file; expected a folder for the Parquet files")
     with Store(db, read_only=True) as store:
-        written = store.export_parquet(parquet)
+        written = export_bundle(store, parquet)
     _console().print("\n".join(str(path) for path in written))
