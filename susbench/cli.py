@@ -27,7 +27,7 @@ from susbench.models import (
     SnapshotManifest,
     Task,
 )
-from susbench.run_cli import demo, query, results_app, run
+from susbench.run_cli import demo, query, reproduce, results_app, run
 from susbench.web.cli import app as web_app
 
 app = typer.Typer(
@@ -60,6 +60,9 @@ app.command("compare", help="Pair two runs: agreement, discordant pairs, McNemar
 app.command("drift", help="Drift between two snapshots (or one and the live web), anchors included.")(drift)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
 app.add_typer(results_app, name="results", help="Export results: Parquet plus a run.json manifest.")
+app.command("reproduce", help="Re-run a results bundle on a snapshot; report outcomes that differ.")(
+    reproduce
+)
 app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
 app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
 

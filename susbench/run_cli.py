@@ -1,4 +1,4 @@
-"""Commands to run the benchmark and read its results: run, demo, report, query, results export."""
+"""Commands to run the benchmark and read its results: run, demo, query, results export, reproduce."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from susbench.store import EpisodeRecord, Store
 
 if TYPE_CHECKING:
     from susbench.controller import RunOptions, RunSummary
+    from susbench.controller.reproduce import Reproduction, Verdict
 
 results_app = typer.Typer(no_args_is_help=True)
 
@@ -209,3 +210,77 @@ def export(
     with Store(db, read_only=True) as store:
         written = export_bundle(store, parquet)
     _console().print("\n".join(str(path) for path in written))
+
+
+def _verdict(verdict: Verdict | None) -> str:
+    if verdict is None:
+        return "not re-run"
+    text = f"{verdict.outcome.value}: {verdict.reason} (completed {verdict.completed}, {verdict.steps} steps)"
+    return text + (f"; error: {verdict.error}" if verdict.error else "")
+
+
+def print_reproduction(result: Reproduction, console: Console) -> None:
+    """A table of the runs, then every mismatch as lines that never wrap (they are read in logs)."""
+    runs = Table("run in bundle", "re-run as", "operator", "checked", "matched", title="reproduce")
+    for check in result.runs:
+        checked = "yes" if check.deterministic else "no (not deterministic)"
+        runs.add_row(
+            check.run_id, check.rerun_id, check.operator, checked, f"{check.matched}/{check.episodes}"
+        )
+    console.print(runs)
+    lines = [f"skipped {reason}" for reason in result.skipped]
+    for check in result.runs:
+        lines += [f"{check.run_id}: forced past a changed input: {change}" for change in check.changed_inputs]
+        if check.interrupted:
+            lines.append(f"{check.run_id}: interrupted; the runs after it were not re-run")
+        for item in check.mismatches if check.deterministic else ():
+            lines += [
+                f"mismatch: episode {item.episode_id}, task {item.task_id}, repeat {item.repeat} "
+                f"(differs: {', '.join(item.differs) or 'not re-run'})",
+                f"  expected: {_verdict(item.expected)}",
+                f"  got:      {_verdict(item.got)}",
+            ]
+    verdict = "reproduced" if result.reproduced else "NOT reproduced"
+    lines.append(f"{verdict}: {result.matched}/{result.checked} deterministic outcomes match; db {result.db}")
+    for line in lines:
+        console.print(line, soft_wrap=True, markup=False)
+
+
+def reproduce(
+    bundle: Annotated[Path, typer.Argument(help="a folder written by `susbench results export`")],
+    snapshot: Annotated[Path, typer.Option("--snapshot", help="the WACZ the bundle's runs replayed")],
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="DuckDB file for the re-run (default: reproduce-<bundle>.duckdb)"),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="run even when the snapshot or other inputs differ, and report")
+    ] = False,
+    only_run: Annotated[
+        str | None, typer.Option("--run", help="re-run only this run of the bundle (id or prefix)")
+    ] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
+    """Re-run a bundle's runs; exit 1 if any outcome of a scripted baseline differs from the stored one."""
+    from susbench.controller.reproduce import reproduce_bundle
+
+    console = _console()
+    target = db or Path(f"reproduce-{bundle.resolve().name}.duckdb")
+    result = reproduce_bundle(
+        bundle,
+        snapshot,
+        target,
+        force=force,
+        run=only_run,
+        parallel=parallel,
+        observe=None if as_json else (lambda operator: ProgressDisplay(operator, console)),
+    )
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        print_reproduction(result, console)
+    if any(check.interrupted for check in result.runs):
+        raise typer.Exit(130)
+    if not result.reproduced:
+        raise typer.Exit(1)
