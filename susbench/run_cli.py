@@ -23,7 +23,7 @@ from rich.table import Table
 
 from susbench.errors import SusbenchError
 from susbench.models import ReplayMode
-from susbench.report import build_report, render_report
+from susbench.report import render_report, write_report_folder
 from susbench.store import EpisodeRecord, Store
 
 if TYPE_CHECKING:
@@ -161,7 +161,8 @@ def demo(
     snapshot: Annotated[Path | None, typer.Option(help="WACZ to replay (default: the bundled one)")] = None,
     parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
 ) -> None:
-    """Every task once with each scripted baseline, offline from the bundled snapshot, then the report."""
+    """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
+    (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
     from susbench.controller import RunOptions
 
     db = db or Path(f"demo-{date.today().isoformat()}.duckdb")
@@ -171,8 +172,11 @@ def demo(
         options = RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=parallel, db=db)
         _run_with_progress(options, console)
     with Store(db, read_only=True) as store:
-        console.print(render_report(build_report(store)))
+        report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
+    console.print(render_report(report))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
+    figure = ", ".join(str(path) for path in written if path.stem == "figure4")
+    console.print(f"report: {written[-1]}  (Figure 4: {figure or 'no injected episodes to plot'})")
 
 
 def query(
