@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, computed_field
 
 from susbench.bundle import BundleEpisode, BundleRun, ResultManifest, bundle_episodes, read_bundle
 from susbench.controller.identity import INPUT_LABELS, RunIdentity, RunInputs, episode_key
@@ -79,14 +79,17 @@ class Reproduction(Frozen):
     runs: tuple[RunCheck, ...]
     skipped: tuple[str, ...] = Field(default=(), description="runs not re-run, each with the reason")
 
+    @computed_field
     @property
     def checked(self) -> int:
         return sum(run.episodes for run in self.runs if run.deterministic)
 
+    @computed_field
     @property
     def matched(self) -> int:
         return sum(run.matched for run in self.runs if run.deterministic)
 
+    @computed_field
     @property
     def reproduced(self) -> bool:
         """Every deterministic outcome matched, and nothing was interrupted."""
