@@ -55,6 +55,7 @@ class OutcomeKind(StrEnum):
     AVOIDED = "avoided"
     NOT_AVOIDED = "not_avoided"
     NOT_ENCOUNTERED = "not_encountered"
+    TAMPERED = "tampered"  # the page hid, removed or moved the pattern before the operator decided
     ERROR = "error"
 
 
@@ -390,6 +391,7 @@ class SnapshotManifest(Frozen):
 Condition = Literal["injected", "control"]
 Mode = Literal["live", "snapshot"]
 ReplayMode = Literal["direct", "proxy"]
+Backend = Literal["local", "ray"]
 
 
 class Episode(Frozen):

@@ -7,4 +7,6 @@ pytest_plugins = [
     "tests.fixtures.extension",
     "tests.fixtures.shared",
     "tests.fixtures.container",
+    "tests.fixtures.agents",
+    "tests.fixtures.ray_cluster",
 ]
