@@ -100,7 +100,7 @@ def version() -> None:
 def main() -> None:
     """Entry point: user errors become one red line and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)
@@ -116,3 +116,6 @@ def main() -> None:
             raise
         show()
         sys.exit(getattr(exc, "exit_code", 2))
+    # Without standalone mode, click returns a command's typer.Exit code instead of raising it.
+    if isinstance(code, int) and code != 0:
+        sys.exit(code)
