@@ -258,7 +258,11 @@ def reproduce_bundle(
     inputs = load_materials(first, facts).inputs
     changes = {item.run_id: input_changes(item, facts, inputs) for item in chosen}
     if any(changes.values()) and not force:
-        listed = "; ".join(f"{run_id}: {' / '.join(found)}" for run_id, found in changes.items() if found)
+        runs_by_change: dict[tuple[str, ...], list[str]] = {}
+        for run_id, found in changes.items():
+            if found:
+                runs_by_change.setdefault(tuple(found), []).append(run_id)
+        listed = "; ".join(f"{', '.join(ids)}: {' / '.join(found)}" for found, ids in runs_by_change.items())
         raise SusbenchError(
             f"{folder}: the inputs differ from the bundle's, so its results can't be expected to match: "
             f"{listed}. Use --force to run anyway and report what differs"
