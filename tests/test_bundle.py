@@ -14,10 +14,13 @@ from typing import Any
 import duckdb
 import pytest
 
+from susbench.agents.demonstration import DemonstrationSet
 from susbench.bundle import MANIFEST_NAME, ResultManifest, bundle_episodes, export_bundle, read_bundle
 from susbench.errors import SusbenchError
 from susbench.models import Episode, Outcome, OutcomeKind
 from susbench.store import EpisodeRecord, RunRecord, RunSettings, Store
+from tests.fixtures.agents import KEY_VARIABLE, run_agent
+from tests.type_tasks import TYPE_TASKS
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SECRET = "sk-test-4f1c2e9a7b3d5e6f"  # what an agent's API key looks like in the environment
@@ -160,12 +163,37 @@ def test_no_environment_secret_reaches_the_bundle(tmp_path: Path) -> None:
     env = {**os.environ, "OPENAI_API_KEY": SECRET, "ANTHROPIC_API_KEY": SECRET + "-anthropic"}
     result = susbench("results", "export", "--parquet", str(out), "--db", str(db), env=env)
     assert result.returncode == 0, result.stderr
-    assert SECRET not in (out / MANIFEST_NAME).read_text()
     assert '"api_key_env": "OPENAI_API_KEY"' in (out / MANIFEST_NAME).read_text()
-    for parquet in sorted(out.glob("*.parquet")):
+    assert_nowhere(SECRET, out)
+
+
+def assert_nowhere(secret: str, bundle: Path) -> None:
+    """Not in run.json, nor in any Parquet file's bytes or decoded values."""
+    assert secret not in (bundle / MANIFEST_NAME).read_text()
+    for parquet in sorted(bundle.glob("*.parquet")):
         text = duckdb.sql(f"SELECT CAST(COLUMNS(*) AS VARCHAR) FROM '{parquet}'").fetchall()
-        assert SECRET not in repr(text), parquet.name
-        assert SECRET.encode() not in parquet.read_bytes(), parquet.name
+        assert secret not in repr(text), parquet.name
+        assert secret.encode() not in parquet.read_bytes(), parquet.name
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(1200)  # the session's demonstrations walk 18 episodes first
+def test_a_real_agent_run_exports_its_settings_but_never_its_key(
+    demonstrations: dict[str, DemonstrationSet], agent_key: str, tmp_path: Path
+) -> None:
+    """openai-chat through `run_benchmark` against the local model server, its key in the environment."""
+    task = TYPE_TASKS["preselection"]
+    run = run_agent("openai-chat", "careful", demonstrations, tmp_path / "agent.duckdb", agent_key, task)
+    assert run.summary.stored == 1 and run.requests  # the agent really ran, with its key
+    out = tmp_path / "bundle"
+    with Store(run.db, read_only=True) as store:
+        export_bundle(store, out)
+    (agent,) = read_bundle(out).runs
+    assert (agent.operator, agent.tasks, agent.episodes) == ("openai-chat", (task,), 1)
+    assert agent.operator_settings["model"] == "scripted-test"
+    assert agent.operator_settings["config"] == {"api_key_env": KEY_VARIABLE}
+    assert {item.name for item in read_bundle(out).files} >= {"steps.parquet", "episodes.parquet"}
+    assert_nowhere(agent_key, out)
 
 
 @pytest.mark.parametrize(

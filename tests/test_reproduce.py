@@ -149,6 +149,7 @@ def reproduced(bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(900)  # the module's runs (18 episodes) are paid by the first test
 def test_reproduce_matches_every_outcome(original: Path, reproduced: tuple[Path, Reproduction]) -> None:
     rerun, result = reproduced
     assert result.reproduced and (result.matched, result.checked) == (9, 9)
@@ -165,6 +166,7 @@ def test_reproduce_matches_every_outcome(original: Path, reproduced: tuple[Path,
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(900)
 def test_the_command_reports_a_match_and_an_altered_outcome(
     original: Path,
     bundle: Path,
