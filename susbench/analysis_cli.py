@@ -14,7 +14,6 @@ from rich.console import Console
 from susbench.analysis.model import ModelSpec
 from susbench.analysis.summary import Breakdown
 from susbench.errors import SusbenchError
-from susbench.paths import cache_dir
 from susbench.store import Store
 
 DEFAULT_DB = Path("results.duckdb")
@@ -24,11 +23,6 @@ DB_HELP = "DuckDB results file"
 def _console() -> Console:
     """Wide enough for the report's tables when output goes to a file or CI log."""
     return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-
-
-def _default_gallery() -> Path | None:
-    folder = cache_dir() / "gallery"
-    return folder if folder.is_dir() else None
 
 
 def report(
@@ -62,8 +56,8 @@ def report(
     ] = None,
 ) -> None:
     """Avoidance by operator and type per run configuration: Wilson intervals, completion, Firth model."""
-    from susbench.analysis.figures import write_figures
-    from susbench.analysis.html_report import report_page, write_page
+    from susbench.analysis.figures import write_group_figures
+    from susbench.analysis.html_report import default_gallery, write_report
     from susbench.analysis.render import render_analysis
     from susbench.analysis.results import group_results
     from susbench.analysis.summary import analyse
@@ -75,18 +69,10 @@ def report(
         groups = group_results(store, where, pool)
     result = analyse(groups, str(db), pool, by, spec)
     console = _console()
-    written: list[Path] = []
-    for folder in (folder for folder in (figures, html) if folder is not None):
-        for index, group in enumerate(result.groups, start=1):
-            if group.rows:
-                written += write_figures(group, folder, "figure4" if index == 1 else f"figure4-{index}")
+    written = [] if figures is None else write_group_figures(result, figures)
     if html is not None:
         episodes = {group.label: group.episodes for group in groups}
-        written.append(
-            write_page(
-                html, "report.html", report_page(result, episodes, html, gallery or _default_gallery())
-            )
-        )
+        written += write_report(result, episodes, html, gallery or default_gallery())
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:

@@ -17,6 +17,7 @@ from susbench import __version__
 from susbench.agents_cli import agents_app, trace
 from susbench.analysis_cli import compare, drift, report
 from susbench.anchors_cli import anchor
+from susbench.bundle import ResultManifest
 from susbench.container.cli import browser_app, image_app
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
@@ -30,7 +31,7 @@ from susbench.models import (
     SnapshotManifest,
     Task,
 )
-from susbench.run_cli import demo, query, results_app, run
+from susbench.run_cli import demo, query, reproduce, results_app, run
 from susbench.snapshot.cli import snapshot_app
 from susbench.web.cli import app as web_app
 
@@ -63,7 +64,10 @@ app.command("report", help="Avoidance per run configuration, Firth model, Figure
 app.command("compare", help="Pair two runs: agreement, discordant pairs, McNemar, differences.")(compare)
 app.command("drift", help="Drift between two snapshots (or one and the live web), anchors included.")(drift)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
-app.add_typer(results_app, name="results", help="Export results (Parquet).")
+app.add_typer(results_app, name="results", help="Export results: Parquet plus a run.json manifest.")
+app.command("reproduce", help="Re-run a results bundle on a snapshot; report outcomes that differ.")(
+    reproduce
+)
 app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
 app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
 app.command("trace", help="An agent episode's timeline: screenshots with actions drawn, the model's words.")(
@@ -77,7 +81,7 @@ app.add_typer(
 
 SCHEMA_MODELS = {
     model.__name__: model
-    for model in (Site, Task, Injection, CapturePlan, SnapshotManifest, Episode, Outcome)
+    for model in (Site, Task, Injection, CapturePlan, SnapshotManifest, Episode, Outcome, ResultManifest)
 }
 
 

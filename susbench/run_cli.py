@@ -1,4 +1,4 @@
-"""Commands to run the benchmark and read its results: run, demo, report, query, results export."""
+"""Commands to run the benchmark and read its results: run, demo, query, results export, reproduce."""
 
 from __future__ import annotations
 
@@ -26,11 +26,12 @@ from susbench.errors import InputError, SusbenchError
 from susbench.loading import read_data_file
 from susbench.models import Backend, BrowserKind, ReplayMode
 from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
-from susbench.report import build_report, render_report
+from susbench.report import render_report, write_report_folder
 from susbench.store import EpisodeRecord, Store
 
 if TYPE_CHECKING:
     from susbench.controller import ExecutorFactory, RunOptions, RunSummary
+    from susbench.controller.reproduce import Reproduction, Verdict
 
 BACKEND_HELP = "local: worker processes on this machine; ray: Ray tasks on an embedded node or a cluster"
 RAY_ADDRESS_HELP = "join this Ray cluster (default: $RAY_ADDRESS; neither: start an embedded node)"
@@ -246,7 +247,8 @@ def demo(
     browser: BrowserOption = "local",
     image: ImageOption = None,
 ) -> None:
-    """Every task once with each scripted baseline, offline from the bundled snapshot, then the report."""
+    """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
+    (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
     from susbench.controller import RunOptions
     from susbench.distributed import BackendOptions, local_parallel, open_backend
 
@@ -268,8 +270,11 @@ def demo(
             )
             _run_with_progress(options, console, executor)
     with Store(db, read_only=True) as store:
-        console.print(render_report(build_report(store)))
+        report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
+    console.print(render_report(report))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
+    figure = ", ".join(str(path) for path in written if path.stem == "figure4")
+    console.print(f"report: {written[-1]}  (Figure 4: {figure or 'no injected episodes to plot'})")
 
 
 def query(
@@ -294,13 +299,90 @@ def query(
 @results_app.command("export")
 def export(
     parquet: Annotated[
-        Path, typer.Option("--parquet", help="folder to write one Parquet file per table/view")
+        Path,
+        typer.Option("--parquet", help="folder for the bundle: one Parquet file per table/view + run.json"),
     ],
     db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
 ) -> None:
-    """Export every table and the episode_outcomes view as Parquet."""
+    """Export every table and view as Parquet, with run.json: how to re-run each run (`reproduce`)."""
+    from susbench.bundle import export_bundle
+
     if parquet.exists() and not parquet.is_dir():
         raise SusbenchError(f"{parquet}: is a file; expected a folder for the Parquet files")
     with Store(db, read_only=True) as store:
-        written = store.export_parquet(parquet)
+        written = export_bundle(store, parquet)
     _console().print("\n".join(str(path) for path in written))
+
+
+def _verdict(verdict: Verdict | None) -> str:
+    if verdict is None:
+        return "not re-run"
+    text = f"{verdict.outcome.value}: {verdict.reason} (completed {verdict.completed}, {verdict.steps} steps)"
+    return text + (f"; error: {verdict.error}" if verdict.error else "")
+
+
+def print_reproduction(result: Reproduction, console: Console) -> None:
+    """A table of the runs, then every mismatch as lines that never wrap (they are read in logs)."""
+    runs = Table("run in bundle", "re-run as", "operator", "checked", "matched", title="reproduce")
+    for check in result.runs:
+        checked = "yes" if check.deterministic else "no (not deterministic)"
+        runs.add_row(
+            check.run_id, check.rerun_id, check.operator, checked, f"{check.matched}/{check.episodes}"
+        )
+    console.print(runs)
+    lines = [f"skipped {reason}" for reason in result.skipped]
+    for check in result.runs:
+        lines += [f"{check.run_id}: forced past a changed input: {change}" for change in check.changed_inputs]
+        if check.interrupted:
+            lines.append(f"{check.run_id}: interrupted; the runs after it were not re-run")
+        for item in check.mismatches if check.deterministic else ():
+            lines += [
+                f"mismatch: episode {item.episode_id}, task {item.task_id}, repeat {item.repeat} "
+                f"(differs: {', '.join(item.differs) or 'not re-run'})",
+                f"  expected: {_verdict(item.expected)}",
+                f"  got:      {_verdict(item.got)}",
+            ]
+    verdict = "reproduced" if result.reproduced else "NOT reproduced"
+    lines.append(f"{verdict}: {result.matched}/{result.checked} deterministic outcomes match; db {result.db}")
+    for line in lines:
+        console.print(line, soft_wrap=True, markup=False)
+
+
+def reproduce(
+    bundle: Annotated[Path, typer.Argument(help="a folder written by `susbench results export`")],
+    snapshot: Annotated[Path, typer.Option("--snapshot", help="the WACZ the bundle's runs replayed")],
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="DuckDB file for the re-run (default: reproduce-<bundle>.duckdb)"),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="run even when the snapshot or other inputs differ, and report")
+    ] = False,
+    only_run: Annotated[
+        str | None, typer.Option("--run", help="re-run only this run of the bundle (id or prefix)")
+    ] = None,
+    parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
+    """Re-run a bundle's runs; exit 1 if any outcome of a scripted baseline differs from the stored one."""
+    from susbench.controller.reproduce import reproduce_bundle
+
+    console = _console()
+    target = db or Path(f"reproduce-{bundle.resolve().name}.duckdb")
+    result = reproduce_bundle(
+        bundle,
+        snapshot,
+        target,
+        force=force,
+        run=only_run,
+        parallel=parallel,
+        observe=None if as_json else (lambda operator: ProgressDisplay(operator, console)),
+    )
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        print_reproduction(result, console)
+    if any(check.interrupted for check in result.runs):
+        raise typer.Exit(130)
+    if not result.reproduced:
+        raise typer.Exit(1)

@@ -24,7 +24,7 @@ import duckdb
 from pydantic import Field
 
 from susbench.errors import SusbenchError
-from susbench.models import Episode, Event, Frozen, Outcome
+from susbench.models import Episode, Event, Frozen, Outcome, ReplayMode
 from susbench.trace import StepRecord
 
 EPISODE_OUTCOME_COLUMNS = (
@@ -107,6 +107,7 @@ CREATE TABLE IF NOT EXISTS requests (
     PRIMARY KEY (episode_id, seq)
 );
 ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS settings JSON;
 CREATE TABLE IF NOT EXISTS steps (
     episode_id VARCHAR NOT NULL,
     step INTEGER NOT NULL,
@@ -161,11 +162,21 @@ def trace_folder(db: Path) -> Path:
     return db.parent / f"{db.stem}-traces"
 
 
+class RunSettings(Frozen):
+    """How the run's first invocation ran its episodes, beyond its identity: what `reproduce` repeats."""
+
+    replay_mode: ReplayMode = "direct"
+    step_timeout_s: float = Field(default=15.0, gt=0)
+    episode_timeout_s: float | None = Field(default=None, gt=0, description="default: the task's max_seconds")
+    headless: bool = True
+
+
 class RunRecord(Frozen):
     """One run: its configuration and everything needed to reproduce it (AgentLab's journal)."""
 
     run_id: str
     config: dict[str, Any]
+    settings: RunSettings | None = Field(default=None, description="None in runs stored before settings")
     versions: dict[str, str] = Field(default_factory=dict)
     git_hash: str | None = None
     snapshot_id: str | None = None
@@ -267,7 +278,8 @@ class Store:
     def add_run(self, run: RunRecord) -> None:
         """Record a run once; a resumed run keeps its first journal entry."""
         self._db.execute(
-            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO runs (run_id, config, versions, git_hash, snapshot_id, snapshot_sha256, seed, host, "
+            "started_at, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [
                 run.run_id,
                 canonical_json(run.config),
@@ -278,6 +290,7 @@ class Store:
                 run.seed,
                 run.host,
                 run.started_at,
+                None if run.settings is None else canonical_json(run.settings.model_dump(mode="json")),
             ],
         )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
 from susbench.analysis.compare import compare_runs
 from susbench.analysis.model import ModelSpec, fit_model
@@ -16,6 +17,7 @@ from susbench.analysis.summary import build_analysis
 from susbench.cli import main
 from susbench.errors import SusbenchError
 from susbench.models import Episode, Outcome, OutcomeKind
+from susbench.report import write_report_folder
 from susbench.store import EpisodeRecord, RunRecord, Store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -149,6 +151,23 @@ def test_model_separates_operators_and_says_what_it_dropped(db: Path) -> None:
     assert with_task is not None
     assert any("not identifiable" in note and "task=shop-" in note for note in with_task.notes)
     assert "operator:pattern_type" in with_task.formula
+
+
+def test_the_demo_report_folder_keeps_each_configuration_apart(db: Path, tmp_path: Path) -> None:
+    """What `susbench demo` writes beside its database: Figure 4 per configuration, and the page."""
+    folder = tmp_path / "demo-report"
+    with Store(db, read_only=True) as store:
+        report, written = write_report_folder(store, folder)
+    assert [group.configuration["mode"] for group in report.groups] == ["live", "snapshot"]
+    assert report.groups[1].model is not None and report.groups[1].operators == ["careful", "naive"]
+    names = sorted(path.name for path in written)
+    assert {"figure4.png", "figure4.svg", "figure4-2.png", "figure4-2.svg", "report.html"} <= set(names)
+    assert written[-1] == folder / "report.html"
+    with Image.open(folder / "figure4-2.png") as image:
+        assert image.format == "PNG" and image.width > 1000
+    html = (folder / "report.html").read_text()
+    assert "2 run configurations differ, so they are reported apart" in html and "POOLED" not in html
+    assert html.count("<h3>Figure 4</h3>") == html.count("<h3>Regression</h3>") == 2
 
 
 def test_compare_pairs_episodes_and_flags_the_lost_anchor(db: Path) -> None:

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from susbench.analysis.model import Comparison
-from susbench.analysis.summary import ALL, GroupReport, RateRow
+from susbench.analysis.summary import ALL, AnalysisReport, GroupReport, RateRow
 from susbench.errors import SusbenchError
 
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
@@ -210,6 +210,16 @@ def write_figures(report: GroupReport, folder: Path, prefix: str = "figure4") ->
         written = _save(figure4(report), folder / prefix)
         for panel in PANELS:
             written += _save(panel_figure(report, panel), folder / f"{prefix}{panel}")
+    return written
+
+
+def write_group_figures(report: AnalysisReport, folder: Path) -> list[Path]:
+    """Figure 4 of every configuration group with injected episodes: `figure4.*` for the first group,
+    `figure4-N.*` for the Nth."""
+    written = []
+    for index, group in enumerate(report.groups, start=1):
+        if group.rows:
+            written += write_figures(group, folder, "figure4" if index == 1 else f"figure4-{index}")
     return written
 
 

@@ -22,11 +22,12 @@ from PIL import Image
 from susbench.analysis import tables
 from susbench.analysis.compare import CompareReport
 from susbench.analysis.drift import DriftReport, PageDrift, SnapshotSide
-from susbench.analysis.figures import STYLE, difference_figure, figure4
+from susbench.analysis.figures import STYLE, difference_figure, figure4, write_group_figures
 from susbench.analysis.results import EpisodeRow
 from susbench.analysis.summary import AnalysisReport, GroupReport
 from susbench.analysis.tables import Rows
 from susbench.errors import SusbenchError
+from susbench.paths import cache_dir
 
 THUMBNAIL_WIDTH = 360
 CSS = """
@@ -107,6 +108,12 @@ def relative_link(target: Path, folder: Path, text: str) -> Markup:
     """A link from a page in `folder` to a file, relative so the folder can move with its files."""
     href = Path(os.path.relpath(target.resolve(), folder.resolve())).as_posix()
     return Markup(f'<a href="{escape(href)}">{text}</a>')
+
+
+def default_gallery() -> Path | None:
+    """The injection screenshots `susbench injections preview` left in the cache, if any."""
+    folder = cache_dir() / "gallery"
+    return folder if folder.is_dir() else None
 
 
 def _gallery(episodes: Sequence[EpisodeRow], gallery: Path | None) -> str:
@@ -329,3 +336,14 @@ def write_page(folder: Path, name: str, html: str) -> Path:
     except OSError as exc:
         raise SusbenchError(f"{folder}: cannot write the HTML report there: {exc}") from None
     return target
+
+
+def write_report(
+    report: AnalysisReport,
+    episodes: dict[str, Sequence[EpisodeRow]],
+    folder: Path,
+    gallery: Path | None = None,
+) -> list[Path]:
+    """Figure 4 of every configuration group (PNG and SVG) and `report.html` in `folder`."""
+    written = write_group_figures(report, folder)
+    return [*written, write_page(folder, "report.html", report_page(report, episodes, folder, gallery))]

@@ -12,7 +12,7 @@ from susbench import __version__
 from susbench.controller.identity import RunIdentity
 from susbench.controller.options import BrowserFacts, SnapshotFacts
 from susbench.paths import REPO_ROOT
-from susbench.store import RunRecord
+from susbench.store import RunRecord, RunSettings
 
 RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
 
@@ -43,12 +43,16 @@ def tool_versions() -> dict[str, str]:
 
 
 def run_record(
-    identity: RunIdentity, snapshot: SnapshotFacts | None, browser: BrowserFacts | None = None
+    identity: RunIdentity,
+    snapshot: SnapshotFacts | None,
+    browser: BrowserFacts | None = None,
+    settings: RunSettings | None = None,
 ) -> RunRecord:
     """The journal entry; its `config` is the identity (flat JSON) plus the snapshot's path and the
     browser image's id."""
     return RunRecord(
         run_id=identity.run_id(),
+        settings=settings,
         config={
             **identity.model_dump(mode="json"),
             "snapshot": None if snapshot is None else str(snapshot.path),

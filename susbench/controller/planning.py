@@ -9,7 +9,7 @@ exactly the same episodes and skips the ones already stored.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from susbench.controller.identity import episode_key
 from susbench.controller.options import RunOptions
@@ -24,6 +24,16 @@ class EpisodeJob(Frozen):
     task: Task
     step_timeout_s: float
     timeout_s: float
+
+
+Planner = Callable[[str, Sequence[Task], Mapping[str, Injection], RunOptions], list[EpisodeJob]]
+"""Plans a run's episodes from its run id, the selected tasks, the injection catalog and the options."""
+
+
+def episode_job(episode: Episode, task: Task, options: RunOptions) -> EpisodeJob:
+    """The job a worker runs for one planned episode, with the run's step and episode time limits."""
+    timeout = options.episode_timeout_s or task.max_seconds
+    return EpisodeJob(episode=episode, task=task, step_timeout_s=options.step_timeout_s, timeout_s=timeout)
 
 
 def plan_episodes(
@@ -54,10 +64,5 @@ def plan_episodes(
                 repeat=repeat,
                 seed=operator_seed,
             )
-            timeout = options.episode_timeout_s or task.max_seconds
-            jobs.append(
-                EpisodeJob(
-                    episode=episode, task=task, step_timeout_s=options.step_timeout_s, timeout_s=timeout
-                )
-            )
+            jobs.append(episode_job(episode, task, options))
     return jobs

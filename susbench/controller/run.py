@@ -31,7 +31,7 @@ from susbench.controller.options import (
     check_options,
     snapshot_facts,
 )
-from susbench.controller.planning import plan_episodes
+from susbench.controller.planning import Planner, plan_episodes
 from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.stopping import stop_signal
 from susbench.controller.traffic import live_upstream
@@ -39,7 +39,7 @@ from susbench.digests import tree_sha256
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
 from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, Store, trace_folder
+from susbench.store import EpisodeRecord, RunSettings, Store, trace_folder
 from susbench.tasks import load_tasks, select_tasks
 
 
@@ -121,12 +121,26 @@ def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts |
     )
 
 
+def run_settings(options: RunOptions) -> RunSettings:
+    """How the episodes are run, beside the identity: stored with the run so it can be repeated."""
+    return RunSettings(
+        replay_mode=options.replay_mode,
+        step_timeout_s=options.step_timeout_s,
+        episode_timeout_s=options.episode_timeout_s,
+        headless=options.headless,
+    )
+
+
 def run_benchmark(
     options: RunOptions,
     observer: RunObserver | None = None,
     executor: ExecutorFactory = LocalProcessPool,
+    plan: Planner = plan_episodes,
 ) -> RunSummary:
-    """Plan, skip what is stored, run the rest, store every episode as it finishes."""
+    """Plan, skip what is stored, run the rest, store every episode as it finishes.
+
+    `plan` is the controller's seeded planning unless a caller re-runs episodes already planned
+    (`reproduce` runs a bundle's stored episodes as they were)."""
     observer = observer or QuietObserver()
     check_options(options)
     snapshot = snapshot_facts(options)
@@ -134,10 +148,10 @@ def run_benchmark(
     materials = load_materials(options, snapshot)
     tasks = select_tasks(materials.tasks, options.tasks, materials.injections)
     identity = run_identity(options, materials.inputs, browser)
-    jobs = plan_episodes(identity.run_id(), tasks, materials.injections, options)
+    jobs = plan(identity.run_id(), tasks, materials.injections, options)
     with Store(options.db) as store:
         notice = resume_notice(identity, store.stored_runs())
-        store.add_run(run_record(identity, snapshot, browser))
+        store.add_run(run_record(identity, snapshot, browser, run_settings(options)))
         stored = store.stored_episode_ids(identity.run_id())
         todo = [job for job in jobs if job.episode.id not in stored]
         summary = RunSummary(
