@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -11,12 +12,14 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from recorder.capture import load_target, record_plans
+from susbench.completion_cli import complete_snapshots
 from susbench.errors import SnapshotError
 from susbench.hostmap import parse_host_map
 from susbench.models import Viewport
 from susbench.snapshot import Damage, Snapshot, import_warc, verify_snapshot
 
 snapshot_app = typer.Typer(no_args_is_help=True)
+FROZEN_CLOCK_NOTE = "pages replay at the recording time, not at the --date the local web served"
 console = Console()
 
 
@@ -99,22 +102,21 @@ def import_command(
 
 
 @snapshot_app.command("info")
-def info_command(snapshot_path: Annotated[Path, typer.Argument(metavar="SNAPSHOT")]) -> None:
+def info_command(
+    snapshot_path: Annotated[Path, typer.Argument(metavar="SNAPSHOT", autocompletion=complete_snapshots)],
+) -> None:
     """Manifest, pages and record counts of a snapshot."""
     with Snapshot.open(snapshot_path) as snapshot:
         manifest = snapshot.manifest
         entries = list(snapshot.entries())
-        table = Table(title=f"{snapshot_path.name}", show_header=False)
-        for key in (
-            "id",
-            "source",
-            "created_at",
-            "clock_seed_ms",
-            "timezone",
-            "locale",
-            "user_agent",
-            "browser_version",
-        ):
+        table = Table(title=f"{snapshot_path.name}", show_header=False, title_justify="left")
+        table.add_column("field", no_wrap=True)
+        table.add_column("value", overflow="fold")
+        for key in ("id", "source", "created_at"):
+            table.add_row(key, str(getattr(manifest, key)))
+        frozen_at = datetime.fromtimestamp(manifest.clock_seed_ms / 1000, UTC).isoformat(timespec="seconds")
+        table.add_row("frozen clock", f"{frozen_at} ({manifest.clock_seed_ms} ms): {FROZEN_CLOCK_NOTE}")
+        for key in ("timezone", "locale", "user_agent", "browser_version"):
             table.add_row(key, str(getattr(manifest, key)))
         table.add_row("viewport", f"{manifest.viewport.width}x{manifest.viewport.height}")
         table.add_row("targets", "\n".join(manifest.targets))
@@ -127,16 +129,21 @@ def info_command(snapshot_path: Annotated[Path, typer.Argument(metavar="SNAPSHOT
         if manifest.damaged:
             table.add_row("damaged", "\n".join(manifest.damaged))
         console.print(table)
-        pages = Table(title="pages")
-        for column in ("url", "title", "captured_at", "requests"):
-            pages.add_column(column)
+        pages = Table(title=f"pages ({len(manifest.pages)})", title_justify="left")
+        pages.add_column("url", overflow="fold", ratio=3)
+        pages.add_column("title", overflow="fold", ratio=2)
+        pages.add_column("captured UTC", no_wrap=True)
+        pages.add_column("requests", justify="right", no_wrap=True)
         for page in manifest.pages:
-            pages.add_row(page.url, page.title, page.captured_at.isoformat(), str(page.requests))
+            captured = page.captured_at.astimezone(UTC).strftime("%H:%M:%S")
+            pages.add_row(page.url.split("://", 1)[-1], page.title, captured, str(page.requests))
         console.print(pages)
 
 
 @snapshot_app.command("verify")
-def verify_command(snapshot_path: Annotated[Path, typer.Argument(metavar="SNAPSHOT")]) -> None:
+def verify_command(
+    snapshot_path: Annotated[Path, typer.Argument(metavar="SNAPSHOT", autocompletion=complete_snapshots)],
+) -> None:
     """Check every member's sha256 and every WARC record (framing and digests); non-zero on failure."""
     if not snapshot_path.is_file():
         raise SnapshotError(f"{snapshot_path}: no such snapshot file")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -16,6 +17,7 @@ from susbench.agents_cli import agents_app, trace
 from susbench.analysis_cli import compare, drift, report
 from susbench.anchors_cli import anchor
 from susbench.container.cli import browser_app, image_app
+from susbench.doctor_cli import doctor
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
 from susbench.models import (
@@ -59,6 +61,9 @@ app.command("report", help="Avoidance per run configuration, Firth model, Figure
 app.command("compare", help="Pair two runs: agreement, discordant pairs, McNemar, differences.")(compare)
 app.command("drift", help="Drift between two snapshots (or one and the live web), anchors included.")(drift)
 app.command("query", help="Run SQL on a results database and print a table.")(query)
+app.command("doctor", help="Check Chromium, fonts, CAs, ports, the results folder, extras; say what to fix.")(
+    doctor
+)
 app.add_typer(results_app, name="results", help="Export results (Parquet).")
 app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
 app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
@@ -93,10 +98,27 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def _no_value_shown(ctx: object) -> None:
+    return None
+
+
+def without_flag_types(command: Any) -> Any:
+    """Typer labels on/off flags `<bool>` in --help as if they took a value; a flag takes none.
+
+    Typer builds on its own copy of Click, so the command tree is walked by its attributes.
+    """
+    for param in [*command.params, command.get_help_option(command.context_class(command))]:
+        if getattr(param, "is_flag", False) and hasattr(param, "display_type_rich"):
+            param.display_type_rich = _no_value_shown
+    for sub in getattr(command, "commands", {}).values():
+        without_flag_types(sub)
+    return command
+
+
 def main() -> None:
     """Entry point: user errors become one red line and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        without_flag_types(typer.main.get_command(app))(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)

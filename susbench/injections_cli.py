@@ -15,6 +15,7 @@ from susbench.injection_catalog import build_extension, load_injections, load_te
 from susbench.injection_preview import PREVIEW_DATE, preview_gallery
 from susbench.models import PATTERN_TYPES
 from susbench.paths import cache_dir
+from susbench.terminal import shell_words
 
 injections_app = typer.Typer(no_args_is_help=True)
 extension_app = typer.Typer(no_args_is_help=True)
@@ -45,13 +46,18 @@ def list_injections(as_json: Annotated[bool, typer.Option("--json", help="JSON l
     Console().print(table)
 
 
-@extension_app.command("build", help="Build the MV3 extension with its injection store; prints its folder.")
+@extension_app.command("build", help="Build the MV3 extension with its injection store; says where.")
 def build(
     out: Annotated[
         Path | None, typer.Option("--out", help="folder (default: content-addressed in the cache)")
     ] = None,
 ) -> None:
-    typer.echo(str(build_extension(load_injections(), out)))
+    injections = load_injections()
+    folder = build_extension(injections, out).resolve()
+    types = len({item.type for item in injections})
+    typer.echo(f"built the extension with {len(injections)} injections of {types} pattern types in {folder}")
+    flags = [f"--disable-extensions-except={folder}", f"--load-extension={folder}"]
+    typer.echo(f"load it in Chromium with: {shell_words(flags)}")
 
 
 @injections_app.command(

@@ -31,7 +31,7 @@ from susbench.controller.traffic import live_upstream
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
 from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, Store, trace_folder
+from susbench.store import EpisodeRecord, Store, archive_folder, trace_folder
 from susbench.tasks import load_tasks, select_tasks
 
 
@@ -148,7 +148,7 @@ def _worker_setup(
     ca_cert = archive_dir = None
     if options.live:
         live_resolve, ca_cert = stack.enter_context(live_upstream(options))
-        archive_dir = options.db.parent / f"{options.db.stem}-archives"
+        archive_dir = archive_folder(options.db)
         archive_dir.mkdir(exist_ok=True)
     return WorkerSetup(
         mode=options.mode,
