@@ -118,7 +118,7 @@ def without_flag_types(command: Any) -> Any:
 def main() -> None:
     """Entry point: user errors become one red line and exit code 2, never a traceback."""
     try:
-        without_flag_types(typer.main.get_command(app))(standalone_mode=False)
+        code = without_flag_types(typer.main.get_command(app))(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)
@@ -134,3 +134,5 @@ def main() -> None:
             raise
         show()
         sys.exit(getattr(exc, "exit_code", 2))
+    if isinstance(code, int) and code:
+        sys.exit(code)  # a command's `typer.Exit(code)`, returned rather than raised outside standalone mode

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-ELLIPSIS = "…"
-
 
 def shell_words(args: Sequence[str]) -> str:
     """The arguments as one line a POSIX shell splits back into exactly these words (no globbing)."""
@@ -21,25 +19,6 @@ def shell_words(args: Sequence[str]) -> str:
 def json_words(args: Sequence[str]) -> str:
     """The same arguments for programs: a JSON array of strings."""
     return json.dumps(list(args))
-
-
-def short_url(url: str, width: int) -> str:
-    """`url` in at most `width` characters, keeping what tells URLs of one site apart.
-
-    The scheme goes first, then the middle is cut so the host's start and the end of the path
-    and query stay: `pizzapalace.test/…/checkout?step=2`, never `https://pizzapalace…`.
-    """
-    if len(url) <= width:
-        return url
-    bare = url.split("://", 1)[-1]
-    if len(bare) <= width:
-        return bare
-    host, _, _ = bare.partition("/")
-    head = min(len(host) + 1, max(width // 3, 1))
-    tail = width - head - len(ELLIPSIS)
-    if tail <= 0:
-        return bare[: max(width - len(ELLIPSIS), 0)] + ELLIPSIS
-    return bare[:head] + ELLIPSIS + bare[-tail:]
 
 
 LOG_WIDTH = 160
