@@ -10,11 +10,11 @@ import re
 import socket
 from urllib.parse import urlsplit
 
+from susbench.browser import browser_failure
 from susbench.models import HostMap
 
 PROBE_TIMEOUT_S = 2.0
 NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
-API_PREFIX = re.compile(r"^[A-Za-z]+\.[A-Za-z]+: ")
 LOCAL_TLD = ".test"  # reserved (RFC 2606): never on public DNS, so the local web's
 WEB_SERVE_HINT = "is `susbench web serve` running there?"
 
@@ -63,6 +63,5 @@ def explain_load_failure(url: str, browser_message: str, host_map: HostMap) -> s
     elif code == "ERR_TIMED_OUT" or "Timeout" in browser_message:
         problem = "it did not finish loading in time"
     else:
-        first_line = browser_message.splitlines()[0] if browser_message else "unknown reason"
-        return f"{url}: the page did not load: {API_PREFIX.sub('', first_line)}"
+        return f"{url}: the page did not load: {browser_failure(browser_message)}"
     return f"{url}: the page did not load: {problem}" + (f" (Chromium: {code})" if code else "")
