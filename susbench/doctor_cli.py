@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import textwrap
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -182,6 +183,13 @@ def run_checks(db: Path, container: bool) -> list[Check]:
     return checks + check_extras()
 
 
+def _wrapped(line: str, width: int) -> str:
+    """At word boundaries, continued under the text, so a long path or hint stays readable at 80 columns."""
+    return textwrap.fill(
+        line, width=width, subsequent_indent=" " * 5, break_on_hyphens=False, break_long_words=False
+    )
+
+
 def doctor(
     db: Annotated[Path, typer.Option(help="the results file runs will write")] = DEFAULT_DB,
     container: Annotated[
@@ -190,11 +198,12 @@ def doctor(
 ) -> None:
     """Check what a run needs here; for each missing part, say what to do. Non-zero if one is missing."""
     checks = run_checks(db, container)
+    width = shutil.get_terminal_size().columns
     for check in checks:
         status = "ok" if check.ok else ("--" if check.optional else "FAIL")
-        typer.echo(f"{status:<4} {check.name}: {check.detail}")
+        typer.echo(_wrapped(f"{status:<4} {check.name}: {check.detail}", width))
         if check.fix and not check.ok:
-            typer.echo(f"     fix: {check.fix}")
+            typer.echo(_wrapped(f"     fix: {check.fix}", width))
     failed = [check.name for check in checks if not check.ok and not check.optional]
     if failed:
         typer.echo(f"{len(failed)} problem(s): {', '.join(failed)}")

@@ -281,7 +281,7 @@ def test_doctor_says_what_to_fix(tmp_path: Path) -> None:
             holder.listen()
         except OSError:
             pass  # already taken by someone else: the check must fail all the same
-        failed = susbench("doctor", "--db", str(blocker / "results.duckdb"))
+        failed = susbench("doctor", "--db", str(blocker / "results.duckdb"), env={**NARROW, "COLUMNS": "400"})
     assert failed.returncode == 1
     assert re.search(r"^FAIL results: cannot write in .*a-file", failed.stdout, re.MULTILINE)
     assert re.search(r"^FAIL ports: in use on 127.0.0.1: .*8081", failed.stdout, re.MULTILINE)
