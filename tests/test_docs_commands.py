@@ -129,12 +129,14 @@ def test_needs_marks_are_read() -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
 def test_tutorial_runs_as_written(tmp_path: Path) -> None:
     markdown = (REPO_ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
     run_document("docs/tutorial.md", shell_blocks(markdown), tmp_path)
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
 def test_readme_using_it_runs_as_written(tmp_path: Path) -> None:
     markdown = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     run_document('README.md "Using it"', shell_blocks(section(markdown, "Using it")), tmp_path)
