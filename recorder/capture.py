@@ -16,6 +16,7 @@ from pathlib import Path
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
+from recorder.failures import explain_load_failure
 from recorder.proxy import RecordingProxy
 from susbench.browser import (
     BrowserBackend,
@@ -144,9 +145,7 @@ def _capture_page(
     try:
         page.goto(plan_page.url, wait_until="load")
     except PlaywrightError as exc:
-        raise SusbenchError(
-            f"{plan_page.url}: the page did not load: {exc.message.splitlines()[0]}"
-        ) from None
+        raise SusbenchError(explain_load_failure(plan_page.url, exc.message, proxy.host_map)) from None
     _wait_idle(page, idle_ms)
     if plan_page.scroll_to_bottom:
         scroll_to_bottom(page)

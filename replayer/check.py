@@ -12,7 +12,14 @@ from playwright.sync_api import Error as PlaywrightError
 
 from replayer.factory import replay_server
 from replayer.service import Coverage
-from susbench.browser import BrowserProfile, fresh_context, launch_browser, playwright_driver, replay_profile
+from susbench.browser import (
+    BrowserProfile,
+    browser_failure,
+    fresh_context,
+    launch_browser,
+    playwright_driver,
+    replay_profile,
+)
 from susbench.models import Frozen
 from susbench.models import ReplayMode as Mode
 
@@ -52,7 +59,7 @@ def load_page(browser: Browser, profile: BrowserProfile, url: str, timeout_s: fl
             page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
         return None
     except PlaywrightError as exc:
-        return str(exc).splitlines()[0]
+        return browser_failure(exc.message)
     finally:
         context.close()
 

@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -22,13 +22,14 @@ from typing import Any, Literal, Protocol, Self
 
 from pydantic import Field
 
+from replayer.background import is_browser_background
 from replayer.determinism import DeterminismConfig, rewrite
 from replayer.matching import Match, ReplayIndex, RuleSet
 from replayer.snapshots import open_snapshot
 from susbench.errors import SnapshotError, SusbenchError
 from susbench.models import Frozen
 
-MatchKindLogged = Literal["exact", "canonical", "fuzzy", "miss", "live"]
+MatchKindLogged = Literal["exact", "canonical", "fuzzy", "miss", "live", "browser"]
 MARKER = "X-Susbench-Replay"
 CACHE_BYTES = 32 * 1024 * 1024
 CACHE_ITEM_BYTES = 4 * 1024 * 1024
@@ -52,25 +53,34 @@ class ReplayLogEntry(Frozen):
 
 
 class Coverage(Frozen):
-    """How much of an episode (or the whole session) the snapshot answered."""
+    """How much of an episode (or the whole session) the snapshot answered.
 
-    requests: int
+    Chromium's own background requests (sign-in, updates, time checks: `browser_hosts.yaml`) are
+    counted apart in `browser` and left out of `requests` and `matched_ratio`. Each count equals the
+    sum over its URL list (`misses`, `browser_requests`: URL -> requests).
+    """
+
+    requests: int = Field(description="the pages' requests: exact + canonical + fuzzy + miss + live")
     exact: int
     canonical: int
     fuzzy: int
     miss: int
     live: int
+    browser: int = Field(default=0, description="Chromium's own background requests, not the pages'")
     matched_ratio: float = Field(description="(exact + canonical + fuzzy) / requests; 1.0 if none")
-    misses: tuple[str, ...] = ()
+    misses: dict[str, int] = Field(default_factory=dict, description="URL -> requests missed or sent live")
+    browser_requests: dict[str, int] = Field(default_factory=dict, description="URL -> background requests")
 
     @classmethod
     def of(cls, entries: list[ReplayLogEntry]) -> Coverage:
         counts = {kind: sum(entry.kind == kind for entry in entries) for kind in MatchKindLogged.__args__}  # type: ignore[attr-defined]
         matched = counts["exact"] + counts["canonical"] + counts["fuzzy"]
+        requests = len(entries) - counts["browser"]
         return cls(
-            requests=len(entries),
-            matched_ratio=matched / len(entries) if entries else 1.0,
-            misses=tuple(dict.fromkeys(entry.url for entry in entries if entry.kind in ("miss", "live"))),
+            requests=requests,
+            matched_ratio=matched / requests if requests else 1.0,
+            misses=dict(Counter(entry.url for entry in entries if entry.kind in ("miss", "live"))),
+            browser_requests=dict(Counter(entry.url for entry in entries if entry.kind == "browser")),
             **counts,
         )
 
@@ -138,9 +148,9 @@ def miss_page(url: str) -> bytes:
     ).encode()
 
 
-def _miss_reply(url: str, marker: str) -> Reply:
-    body = miss_page(url)
-    headers = [("Content-Type", HTML_TYPE), ("Content-Length", str(len(body)))]
+def _miss_reply(url: str, marker: str, determinism: DeterminismConfig, method: str) -> Reply:
+    """The 404 page, with the same frozen clock, time zone and seeds as every recorded page."""
+    headers, body = rewrite([("Content-Type", HTML_TYPE)], miss_page(url), url, determinism, method)
     return Reply.build(404, "Not Found", headers, body, marker)
 
 
@@ -197,13 +207,13 @@ class Responder:
             if match is None:
                 if forward_misses:
                     return None
-                self._log(method, url, "miss", 404, None)
-                return _miss_reply(url, "miss")
+                self._log(method, url, "browser" if is_browser_background(url) else "miss", 404, None)
+                return _miss_reply(url, "miss", self.determinism, method)
             try:
                 reply = self._reply(match, method)
             except SnapshotError as exc:
                 self._log(method, url, "miss", 404, match, rule=f"damaged: {exc}")
-                return _miss_reply(url, "damaged")
+                return _miss_reply(url, "damaged", self.determinism, method)
             self._log(method, url, match.kind, reply.status, match)
             return reply
 

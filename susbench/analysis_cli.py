@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from susbench.analysis.model import ModelSpec
 from susbench.analysis.summary import Breakdown
 from susbench.errors import SusbenchError
 from susbench.store import Store
+from susbench.terminal import output_console
 
 DEFAULT_DB = Path("results.duckdb")
 DB_HELP = "DuckDB results file"
-
-
-def _console() -> Console:
-    """Wide enough for the report's tables when output goes to a file or CI log."""
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
 def report(
@@ -68,7 +62,7 @@ def report(
     with Store(db, read_only=True) as store:
         groups = group_results(store, where, pool)
     result = analyse(groups, str(db), pool, by, spec)
-    console = _console()
+    console = output_console()
     written = [] if figures is None else write_group_figures(result, figures)
     if html is not None:
         episodes = {group.label: group.episodes for group in groups}
@@ -101,7 +95,7 @@ def compare(
     if as_json:
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
         return
-    console = _console()
+    console = output_console()
     console.print(render_compare(result))
     if target is not None:
         console.print(f"wrote {target}", soft_wrap=True)
@@ -140,7 +134,7 @@ def drift(
     injections = {injection.id: injection for injection in load_injections()}
     folder = out or Path(f"drift-{snapshot_a.stem}-vs-{snapshot_b.stem if snapshot_b else 'live'}")
     folder.mkdir(parents=True, exist_ok=True)
-    console = _console()
+    console = output_console()
     if snapshot_b is None:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
         day = live_date.date() if live_date else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from typing import Any
 
 import typer
 from pydantic import ValidationError
@@ -19,6 +20,7 @@ from susbench.analysis_cli import compare, drift, report
 from susbench.anchors_cli import anchor
 from susbench.bundle import ResultManifest
 from susbench.container.cli import browser_app, image_app
+from susbench.doctor_cli import doctor
 from susbench.errors import SusbenchError
 from susbench.injections_cli import extension_app, injections_app
 from susbench.loading import describe_validation_error
@@ -68,6 +70,9 @@ app.add_typer(results_app, name="results", help="Export results: Parquet plus a 
 app.command("reproduce", help="Re-run a results bundle on a snapshot; report outcomes that differ.")(
     reproduce
 )
+app.command("doctor", help="Check Chromium, fonts, CAs, ports, the results folder, extras; say what to fix.")(
+    doctor
+)
 app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
 app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
 app.command("trace", help="An agent episode's timeline: screenshots with actions drawn, the model's words.")(
@@ -101,11 +106,27 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def _no_value_shown(ctx: object) -> None:
+    return None
+
+
+def without_flag_types(command: Any) -> Any:
+    """Typer labels on/off flags `<bool>` in --help as if they took a value; a flag takes none.
+
+    Typer builds on its own copy of Click, so the command tree is walked by its attributes.
+    """
+    for param in [*command.params, command.get_help_option(command.context_class(command))]:
+        if getattr(param, "is_flag", False) and hasattr(param, "display_type_rich"):
+            param.display_type_rich = _no_value_shown
+    for sub in getattr(command, "commands", {}).values():
+        without_flag_types(sub)
+    return command
+
+
 def main() -> None:
     """Entry point: user errors become one red line and exit code 2, never a traceback."""
     try:
-        # Without standalone mode, click hands a command's `typer.Exit(code)` back instead of exiting.
-        code = app(standalone_mode=False)
+        code = without_flag_types(typer.main.get_command(app))(standalone_mode=False)
     except SusbenchError as exc:
         Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(2)
@@ -127,4 +148,4 @@ def main() -> None:
         show()
         sys.exit(getattr(exc, "exit_code", 2))
     if isinstance(code, int) and code:
-        sys.exit(code)
+        sys.exit(code)  # a command's `typer.Exit(code)`, returned rather than raised outside standalone mode

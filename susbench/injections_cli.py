@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
+from rich import box
 from rich.table import Table
 
 from susbench.injection_catalog import build_extension, load_injections, load_templates
 from susbench.injection_preview import PREVIEW_DATE, preview_gallery
 from susbench.models import PATTERN_TYPES
 from susbench.paths import cache_dir
+from susbench.terminal import output_console, shell_words
 
 injections_app = typer.Typer(no_args_is_help=True)
 extension_app = typer.Typer(no_args_is_help=True)
@@ -39,19 +40,29 @@ def list_injections(as_json: Annotated[bool, typer.Option("--json", help="JSON l
             page = item.page.model_dump(mode="json", exclude_none=True)
             typer.echo(json.dumps({"id": item.id, "type": item.type, "site": item.site, "page": page}))
         return
-    table = Table("id", "type", "site", "page")
+    table = Table(
+        box=box.SIMPLE_HEAD, pad_edge=False, caption=f"{len(injections)} injections; --json for every field"
+    )
+    table.add_column("id", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("page", overflow="fold")
     for item in injections:
-        table.add_row(item.id, item.type, item.site, item.page.url)
-    Console().print(table)
+        table.add_row(item.id, item.type, item.page.url.split("://", 1)[-1])
+    output_console().print(table)
 
 
-@extension_app.command("build", help="Build the MV3 extension with its injection store; prints its folder.")
+@extension_app.command("build", help="Build the MV3 extension with its injection store; says where.")
 def build(
     out: Annotated[
         Path | None, typer.Option("--out", help="folder (default: content-addressed in the cache)")
     ] = None,
 ) -> None:
-    typer.echo(str(build_extension(load_injections(), out)))
+    injections = load_injections()
+    folder = build_extension(injections, out).resolve()
+    types = len({item.type for item in injections})
+    typer.echo(f"built the extension with {len(injections)} injections of {types} pattern types in {folder}")
+    flags = [f"--disable-extensions-except={folder}", f"--load-extension={folder}"]
+    typer.echo(f"load it in Chromium with: {shell_words(flags)}")
 
 
 @injections_app.command(

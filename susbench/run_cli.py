@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import sys
 from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
@@ -22,12 +21,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from susbench.completion_cli import complete_operators, complete_snapshots, complete_tasks
 from susbench.errors import InputError, SusbenchError
 from susbench.loading import read_data_file
 from susbench.models import Backend, BrowserKind, ReplayMode
 from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
 from susbench.report import render_report, write_report_folder
-from susbench.store import EpisodeRecord, Store
+from susbench.store import EpisodeRecord, Store, archive_folder, trace_folder
+from susbench.terminal import output_console
 
 if TYPE_CHECKING:
     from susbench.controller import ExecutorFactory, RunOptions, RunSummary
@@ -40,6 +41,8 @@ BROWSERS_HELP = "browsers of the embedded Ray node (default: its CPU count)"
 results_app = typer.Typer(no_args_is_help=True)
 
 DB_HELP = "DuckDB results file"
+# DuckDB's own names for unaliased aggregates, as a reader would write them.
+READABLE_COLUMNS = {"count_star()": "count"}
 DEFAULT_DB = Path("results.duckdb")
 BrowserOption = Annotated[
     BrowserKind,
@@ -49,11 +52,6 @@ ImageOption = Annotated[
     str | None,
     typer.Option(help="browser image for --browser container (default: $SUSBENCH_IMAGE, else the version's)"),
 ]
-
-
-def _console() -> Console:
-    """Wide enough for the report's type names when output goes to a file or CI log."""
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 140)
 
 
 class ProgressDisplay:
@@ -131,18 +129,37 @@ def operator_settings(
     )
 
 
+def _destinations(options: RunOptions) -> str:
+    """Where this run writes, so no file appears in the current folder unannounced."""
+    where = f"results: {options.db.resolve()}"
+    if options.live:
+        where += f"; each live episode archived in {archive_folder(options.db).resolve()}/"
+    traces = trace_folder(options.db)
+    if traces.is_dir():
+        where += f"; agent traces in {traces.resolve()}/"
+    return where
+
+
 def run(
     operator: Annotated[
         str,
         typer.Option(
             help="naive, careful, random (baselines); openai-chat, openai-cua, anthropic-cu (agents); "
-            "idle; an installed plugin's name, or module:factory"
+            "idle; an installed plugin's name, or module:factory",
+            autocompletion=complete_operators,
         ),
     ],
     tasks: Annotated[
-        str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
+        str,
+        typer.Option(
+            help="all, a task id, a site host, a pattern type or a glob over ids",
+            autocompletion=complete_tasks,
+        ),
     ] = "all",
-    snapshot: Annotated[Path | None, typer.Option(help="WACZ to replay (default: the bundled one)")] = None,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(help="WACZ to replay (default: the bundled one)", autocompletion=complete_snapshots),
+    ] = None,
     live: Annotated[
         bool, typer.Option("--live", help="run against the live (local) web, archiving episodes")
     ] = False,
@@ -199,7 +216,7 @@ def run(
     from susbench.controller.stopping import stopping_on_signals
     from susbench.distributed import BackendOptions, local_parallel, open_backend
 
-    console = _console()
+    console = output_console()
     where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
     options = RunOptions(
         tasks=tasks,
@@ -223,8 +240,10 @@ def run(
             model, base_url, observation, max_steps, action_format, operator_config
         ),
     )
+    console.print(_destinations(options), soft_wrap=True)
     with stopping_on_signals(), open_backend(where) as executor:
         summary = _run_with_progress(options, console, executor)
+    console.print(_destinations(options), soft_wrap=True)
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
     console.print(
         f"{summary.run_id}: {summary.stored} episodes stored, {summary.skipped} already stored "
@@ -237,7 +256,10 @@ def run(
 
 def demo(
     db: Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")] = None,
-    snapshot: Annotated[Path | None, typer.Option(help="WACZ to replay (default: the bundled one)")] = None,
+    snapshot: Annotated[
+        Path | None,
+        typer.Option(help="WACZ to replay (default: the bundled one)", autocompletion=complete_snapshots),
+    ] = None,
     parallel: Annotated[
         int | None, typer.Option(min=1, help="episodes at once (local backend; default 2)")
     ] = None,
@@ -253,7 +275,7 @@ def demo(
     from susbench.distributed import BackendOptions, local_parallel, open_backend
 
     db = db or Path(f"demo-{date.today().isoformat()}.duckdb")
-    console = _console()
+    console = output_console()
     where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
     at_once = local_parallel(where, parallel, default=2)
     with open_backend(where) as executor:
@@ -286,14 +308,15 @@ def query(
 ) -> None:
     """Run SQL on a results database and print a table."""
     with Store(db, read_only=True) as store:
-        columns, rows = store.query(sql)
+        names, rows = store.query(sql)
+    columns = [READABLE_COLUMNS.get(name, name) for name in names]
     if as_json:
         typer.echo(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
         return
     table = Table(*columns, caption=f"{len(rows)} rows")
     for row in rows:
         table.add_row(*("NULL" if value is None else str(value) for value in row))
-    _console().print(table)
+    output_console().print(table)
 
 
 @results_app.command("export")
@@ -311,7 +334,7 @@ def export(
         raise SusbenchError(f"{parquet}: is a file; expected a folder for the Parquet files")
     with Store(db, read_only=True) as store:
         written = export_bundle(store, parquet)
-    _console().print("\n".join(str(path) for path in written))
+    output_console().print("\n".join(str(path) for path in written))
 
 
 def _verdict(verdict: Verdict | None) -> str:
@@ -367,7 +390,7 @@ def reproduce(
     """Re-run a bundle's runs; exit 1 if any outcome of a scripted baseline differs from the stored one."""
     from susbench.controller.reproduce import reproduce_bundle
 
-    console = _console()
+    console = output_console()
     target = db or Path(f"reproduce-{bundle.resolve().name}.duckdb")
     result = reproduce_bundle(
         bundle,

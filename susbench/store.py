@@ -171,6 +171,11 @@ class RunSettings(Frozen):
     headless: bool = True
 
 
+def archive_folder(db: Path) -> Path:
+    """Where a live run writing `db` archives each episode (a WACZ): `<db folder>/<db name>-archives/`."""
+    return db.parent / f"{db.stem}-archives"
+
+
 class RunRecord(Frozen):
     """One run: its configuration and everything needed to reproduce it (AgentLab's journal)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Group as RenderGroup
 from rich.console import RenderableType
 from rich.table import Table
@@ -18,9 +19,21 @@ MAX_TYPE_PAIRS_SHOWN = 12
 
 
 def rich_table(rows: Rows, caption: str | None = None) -> Table:
-    table = Table(title=rows.title, title_justify="left", caption=caption)
+    """Light rules and a space between columns, names never cut: fits 80 columns where it can."""
+    table = Table(
+        title=rows.title,
+        title_justify="left",
+        caption=caption,
+        box=box.SIMPLE_HEAD,
+        padding=(0, 0),
+        show_edge=False,
+    )
     for index, header in enumerate(rows.headers):
-        table.add_column(header, justify="left" if index < rows.left else "right")
+        left = index < rows.left
+        longest_word = max((len(word) for word in header.split()), default=1)
+        table.add_column(
+            header, justify="left" if left else "right", no_wrap=left, overflow="fold", min_width=longest_word
+        )
     for index, row in enumerate(rows.rows):
         table.add_row(*row, style="bold" if rows.total and index == len(rows.rows) - 1 else None)
     return table

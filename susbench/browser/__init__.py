@@ -5,6 +5,7 @@ replayer, recorder or controller: what it needs from them is a small Protocol (`
 from susbench.browser.backend import BrowserBackend, BrowserSession, LocalBackend
 from susbench.browser.chromium import APT_PACKAGES, chromium_version, find_chromium
 from susbench.browser.launch import (
+    browser_failure,
     free_port,
     fresh_context,
     launch_browser,
@@ -29,6 +30,7 @@ __all__ = [
     "LocalBackend",
     "ProxyRoute",
     "Route",
+    "browser_failure",
     "chromium_version",
     "find_chromium",
     "free_port",

@@ -3,6 +3,7 @@ or a persistent context (the only kind that runs extensions), both from one `Bro
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -17,6 +18,13 @@ from susbench.browser.profiles import BrowserProfile
 from susbench.errors import BrowserError
 
 Started = TypeVar("Started", Browser, BrowserContext)
+API_PREFIX = re.compile(r"^[A-Za-z]+\.[A-Za-z]+: ")
+
+
+def browser_failure(message: str) -> str:
+    """Chromium's words from a Playwright error, without the API call that raised it (`Page.goto: `)."""
+    first_line = message.splitlines()[0] if message else "unknown reason"
+    return API_PREFIX.sub("", first_line)
 
 
 def free_port() -> int:

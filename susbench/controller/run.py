@@ -39,7 +39,7 @@ from susbench.digests import tree_sha256
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
 from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, RunSettings, Store, trace_folder
+from susbench.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
 from susbench.tasks import load_tasks, select_tasks
 
 
@@ -181,7 +181,7 @@ def _worker_setup(
     ca_cert = archive_dir = None
     if options.live:
         live_resolve, ca_cert = stack.enter_context(live_upstream(options))
-        archive_dir = options.db.parent / f"{options.db.stem}-archives"
+        archive_dir = archive_folder(options.db)
         archive_dir.mkdir(exist_ok=True)
     return WorkerSetup(
         mode=options.mode,

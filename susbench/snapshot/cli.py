@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -9,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from susbench.completion_cli import complete_snapshots
 from susbench.errors import SnapshotError
 from susbench.snapshot import Damage, Snapshot, generate_key, import_warc, sign_snapshot, verify_snapshot
 from susbench.snapshot.signing import load_public_key
@@ -17,7 +19,10 @@ from susbench.snapshot.wacz import upgrade_layout
 snapshot_app = typer.Typer(no_args_is_help=True)
 console = Console()
 
-SnapshotArgument = Annotated[Path, typer.Argument(metavar="SNAPSHOT", help="a .wacz file")]
+SnapshotArgument = Annotated[
+    Path, typer.Argument(metavar="SNAPSHOT", help="a .wacz file", autocompletion=complete_snapshots)
+]
+FROZEN_CLOCK_NOTE = "pages replay at the recording time, not at the --date the local web served"
 
 
 @snapshot_app.command("import")
@@ -40,17 +45,14 @@ def info_command(snapshot_path: SnapshotArgument) -> None:
     with Snapshot.open(snapshot_path) as snapshot:
         manifest = snapshot.manifest
         entries = list(snapshot.entries())
-        table = Table(title=f"{snapshot_path.name}", show_header=False)
-        for key in (
-            "id",
-            "source",
-            "created_at",
-            "clock_seed_ms",
-            "timezone",
-            "locale",
-            "user_agent",
-            "browser_version",
-        ):
+        table = Table(title=f"{snapshot_path.name}", show_header=False, title_justify="left")
+        table.add_column("field", no_wrap=True)
+        table.add_column("value", overflow="fold")
+        for key in ("id", "source", "created_at"):
+            table.add_row(key, str(getattr(manifest, key)))
+        frozen_at = datetime.fromtimestamp(manifest.clock_seed_ms / 1000, UTC).isoformat(timespec="seconds")
+        table.add_row("frozen clock", f"{frozen_at} ({manifest.clock_seed_ms} ms): {FROZEN_CLOCK_NOTE}")
+        for key in ("timezone", "locale", "user_agent", "browser_version"):
             table.add_row(key, str(getattr(manifest, key)))
         table.add_row("viewport", f"{manifest.viewport.width}x{manifest.viewport.height}")
         table.add_row("targets", "\n".join(manifest.targets))
@@ -63,11 +65,14 @@ def info_command(snapshot_path: SnapshotArgument) -> None:
         if manifest.damaged:
             table.add_row("damaged", "\n".join(manifest.damaged))
         console.print(table)
-        pages = Table(title="pages")
-        for column in ("url", "title", "captured_at", "requests"):
-            pages.add_column(column)
+        pages = Table(title=f"pages ({len(manifest.pages)})", title_justify="left")
+        pages.add_column("url", overflow="fold", ratio=3)
+        pages.add_column("title", overflow="fold", ratio=2)
+        pages.add_column("captured UTC", no_wrap=True)
+        pages.add_column("requests", justify="right", no_wrap=True)
         for page in manifest.pages:
-            pages.add_row(page.url, page.title, page.captured_at.isoformat(), str(page.requests))
+            captured = page.captured_at.astimezone(UTC).strftime("%H:%M:%S")
+            pages.add_row(page.url.split("://", 1)[-1], page.title, captured, str(page.requests))
         console.print(pages)
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import typer
 
 from susbench.browser import routed_profile
+from susbench.terminal import json_words, shell_words
 from susbench.web.catalog import SITES
 from susbench.web.server import LocalWeb
 
@@ -30,11 +31,14 @@ def serve(
         typer.echo(f"Local web on {web.loopback}:{web.port} (date {day}, seed {seed})")
         for site in SITES:
             typer.echo(f"  {site.name:<18} {web.url(site.host)}")
-        typer.echo("Chromium flags:")
-        for flag in routed_profile(web).route_args():
-            typer.echo(f"  '{flag}'")
+        flags = routed_profile(web).route_args()
+        typer.echo("Chromium flags (shell-quoted, then JSON):")
+        typer.echo(f"  {shell_words(flags)}")
+        typer.echo(f"  {json_words(flags)}")
         typer.echo("Host map (--resolve):")
-        typer.echo("  " + " ".join(f"--resolve {rule}" for rule in web.resolve.as_args()))
+        typer.echo(
+            "  " + shell_words([word for rule in web.resolve.as_args() for word in ("--resolve", rule)])
+        )
         typer.echo(f"CA certificate: {web.ca_cert_path}")
         try:
             while True:
