@@ -24,9 +24,9 @@ from typing import Literal, Protocol
 from playwright.sync_api import Error as PlaywrightError
 from pydantic import Field, ValidationError
 
-from recorder.capture import PlanWalk, RecordSetup, Walk, record_walks
+from recorder.capture import RecordSetup, record_walks
 from recorder.catalog import CatalogSite, CrawlSettings, Politeness, SiteCatalog
-from recorder.crawl import Crawl
+from recorder.crawl import Crawl, PolitePlan
 from recorder.robots import PRODUCT_TOKEN
 from replayer.check import check_snapshot
 from susbench import __version__
@@ -168,9 +168,10 @@ def _replay_check(path: Path) -> ReplayCheck:
 def record_site(site: CatalogSite, run: RecordRun, politeness: Politeness, emit: Emit) -> SiteSummary:
     """Record one site into `out_dir/<id>.wacz` (and `<id>.json`); failures end up in the summary."""
     started = time.monotonic()
-    walk: Walk
+    walk: Crawl | PolitePlan
     if site.plan is not None:
-        walk, total = PlanWalk(site.plan, site.plan.id), len(site.plan.pages)
+        walk = PolitePlan(site.plan, site.plan.id, politeness.page_delay_s, run.ignore_robots)
+        total = len(site.plan.pages)
     else:
         settings = run.crawl or site.crawl or CrawlSettings()
         walk = Crawl(site.id, site.start_url, settings, politeness.page_delay_s, run.ignore_robots)
@@ -214,17 +215,15 @@ def record_site(site: CatalogSite, run: RecordRun, politeness: Politeness, emit:
                 "other": len(recording.log) - len(asked),
             }
         )
-        if isinstance(walk, Crawl):
-            result = walk.result
-            summary = summary.model_copy(
-                update=result.model_dump(include={"product", "cart", "checkout", "blocked", "notes"})
-            )
+        summary = summary.model_copy(
+            update=walk.result.model_dump(include={"product", "cart", "checkout", "blocked", "notes"})
+        )
         if run.check:
             summary = summary.model_copy(update={"replay": _replay_check(partial)})
     except (SusbenchError, PlaywrightError, OSError) as exc:
         partial.unlink(missing_ok=True)
-        crawl_result = walk.result.model_dump(include={"blocked", "notes"}) if isinstance(walk, Crawl) else {}
-        summary = base.model_copy(update={"error": str(exc).splitlines()[0], **crawl_result})
+        so_far = walk.result.model_dump(include={"blocked", "notes"})
+        summary = base.model_copy(update={"error": str(exc).splitlines()[0], **so_far})
     summary = summary.model_copy(update={"seconds": round(time.monotonic() - started, 1)})
     _write_summary(summary_path(run.out_dir, site), summary)
     if summary.status == "recorded":

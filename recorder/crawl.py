@@ -31,7 +31,7 @@ from susbench.browser.semantic import (
     semantic_source,
 )
 from susbench.errors import SusbenchError
-from susbench.models import Frozen, PageCapture, PlanPage
+from susbench.models import CapturePlan, Frozen, PageCapture, PlanPage
 
 CRAWL_JS = Path(__file__).with_name("crawl.js")
 NAVIGATION_WAIT_MS = 4_000
@@ -46,6 +46,49 @@ class CrawlResult(Frozen):
     checkout: str | None = None
     blocked: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+class Pacer:
+    """Keeps at least `delay` seconds between two page loads of a site."""
+
+    def __init__(self) -> None:
+        self._last = float("-inf")
+
+    def pause(self, delay: float) -> None:
+        wait = self._last + delay - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self._last = time.monotonic()
+
+
+class PolitePlan:
+    """A catalog site's hand-written plan walked with a crawl's manners: pages robots.txt disallows
+    are left out (listed in `result.blocked`), with a pause between pages. Steps that navigate
+    (`goto`, clicks) are the plan author's choice and are not checked."""
+
+    def __init__(
+        self, plan: CapturePlan, label: str, page_delay_s: float = 0.0, ignore_robots: bool = False
+    ) -> None:
+        self.plan = plan
+        self.label = label
+        self.page_delay_s = page_delay_s
+        self.ignore_robots = ignore_robots
+        self.result = CrawlResult()
+        self._pacer = Pacer()
+
+    def walk(self, session: SessionRecorder) -> None:
+        robots = RobotsBook(session.fetch, ignore=self.ignore_robots)
+        allowed = [page for page in self.plan.pages if robots.allows(page.url)]
+        blocked = tuple(page.url for page in self.plan.pages if page not in allowed)
+        self.result = CrawlResult(blocked=blocked)
+        if not allowed:
+            raise SusbenchError(
+                f"{self.label}: robots.txt disallows every page of the plan; --ignore-robots overrides"
+            )
+        delay = max(self.page_delay_s, robots.crawl_delay_s(page.url for page in allowed))
+        for page in allowed:
+            self._pacer.pause(delay)
+            session.open(page, self.plan.idle_ms)
 
 
 class PageScript:
@@ -94,7 +137,7 @@ class Crawl:
         self._blocked: list[str] = []
         self._notes: list[str] = []
         self._cart_links: list[str] = []
-        self._last_load = 0.0
+        self._pacer = Pacer()
 
     def walk(self, session: SessionRecorder) -> None:
         robots = RobotsBook(session.fetch, ignore=self.ignore_robots)
@@ -121,10 +164,7 @@ class Crawl:
             )
 
     def _pause(self, delay: float) -> None:
-        wait = self._last_load + delay - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        self._last_load = time.monotonic()
+        self._pacer.pause(delay)
 
     def _visit(self, session: SessionRecorder, url: str, keep: bool = True) -> PageCapture:
         page = PlanPage(url=url, scroll_to_bottom=self.settings.scroll)
