@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.extension",
     "tests.fixtures.shared",
     "tests.fixtures.container",
+    "tests.fixtures.unseen_shop",
 ]

@@ -41,7 +41,7 @@ def test_select_by_id_category_and_glob_keeps_catalog_order() -> None:
     chosen = [site.id for site in catalog.select("news,amazon-us,zalando-*")]
     assert chosen[0] == "amazon-us" and "zalando-de" in chosen and "spiegel" in chosen
     assert len(chosen) == 8
-    with pytest.raises(SusbenchError, match="'nowhere' matches no site.*a category"):
+    with pytest.raises(SusbenchError, match=r"'nowhere' matches no site.*a category"):
         catalog.select("nowhere")
 
 
