@@ -132,7 +132,8 @@ def summary_path(out_dir: Path, site: CatalogSite) -> Path:
 
 
 def recorded(out_dir: Path, site: CatalogSite) -> SiteSummary | None:
-    """The site's summary when its snapshot was recorded and still verifies; else None."""
+    """The site's summary when its snapshot was recorded and still verifies; else None (a damaged
+    or truncated WACZ is recorded again)."""
     wacz, summary = snapshot_path(out_dir, site), summary_path(out_dir, site)
     if not (wacz.is_file() and summary.is_file()):
         return None
@@ -140,9 +141,12 @@ def recorded(out_dir: Path, site: CatalogSite) -> SiteSummary | None:
         done = SiteSummary.model_validate_json(summary.read_text(encoding="utf-8"))
     except (ValidationError, OSError, UnicodeDecodeError):
         return None
-    if done.status != "recorded" or not verify_snapshot(wacz).ok:
+    if done.status != "recorded":
         return None
-    return done
+    try:
+        return done if verify_snapshot(wacz).ok else None
+    except SusbenchError:
+        return None
 
 
 def _write_summary(path: Path, summary: SiteSummary) -> None:

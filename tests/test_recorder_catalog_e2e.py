@@ -65,7 +65,7 @@ def catalog_run(
             "country": "DE",
             "locale": "de-DE",
             "timezone": "Europe/Berlin",
-            "crawl": {"depth": 2, "pages": 6, "idle_ms": 200},
+            "crawl": {"depth": 2, "pages": 8, "idle_ms": 200},
         }
     )
     sites.append(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -90,3 +92,25 @@ def test_crawl_flag_parses_like_the_yaml() -> None:
         CrawlSettings.parse("depth")
     with pytest.raises(InputError, match=r"--crawl: field 'speed'"):
         CrawlSettings.parse("speed=3")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--catalog", "sites/localweb.yaml"), "--catalog needs --out-dir"),
+        (("http://shop.example/", "--out", "x.wacz", "--crawl", "depth=1"), "--crawl: only with --catalog"),
+        (("--catalog", "sites/localweb.yaml", "--out-dir", "x", "--crawl", "depth=9"), "field 'depth'"),
+        (("--catalog", "sites/none.yaml", "--out-dir", "x"), "sites/none.yaml: file not found"),
+    ],
+)
+def test_record_command_errors_are_one_clear_line(args: tuple[str, ...], expected: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "susbench", "record", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=REPO_ROOT,
+    )
+    assert result.returncode == 2
+    assert expected in " ".join(result.stderr.split()) and "Traceback" not in result.stderr
