@@ -6,14 +6,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint format browser
+.PHONY: setup demo test lint format browser engine
 
 setup: $(STAMP) browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,ray]'
 	touch $(STAMP)
 
 browser: $(STAMP)
@@ -22,8 +22,13 @@ browser: $(STAMP)
 demo: setup
 	$(BIN)/susbench demo
 
-test: setup
+test: setup engine
 	$(BIN)/python -m pytest
+
+# The container tests need an engine: Docker if it answers, else Podman's Docker API (as root),
+# and the registry-free Debian base image the browser image builds on.
+engine: $(STAMP)
+	ci/podman-service.sh ensure $(BIN)/susbench
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -3,6 +3,10 @@
 #   ci/podman-service.sh install   apt-get podman + runc + debootstrap (what `susbench image base` needs)
 #   ci/podman-service.sh start     serve the Docker API on $SOCKET (builds use chroot isolation, runs use runc)
 #   ci/podman-service.sh stop      stop the service this script started
+#   ci/podman-service.sh ensure [SUSBENCH]
+#                                  what `make test` runs: nothing if a Docker engine answers; else (as
+#                                  root) install, start, and make the registry-free base image with
+#                                  `SUSBENCH image base` (once; about 40 s)
 # Then: export DOCKER_HOST=unix:///run/podman/podman.sock (start prints it).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -12,7 +16,8 @@ LOG="${SOCKET%.sock}.service.log"
 PACKAGES=(podman runc conmon slirp4netns passt uidmap fuse-overlayfs debootstrap)
 
 answers() {
-  [ -S "$SOCKET" ] && python3 - "$SOCKET" <<'PY' >/dev/null 2>&1
+  local socket="${1:-$SOCKET}"
+  [ -S "$socket" ] && python3 - "$socket" <<'PY' >/dev/null 2>&1
 import socket, sys
 with socket.socket(socket.AF_UNIX) as s:
     s.settimeout(3)
@@ -53,6 +58,22 @@ case "${1:-}" in
     fi
     echo "export DOCKER_HOST=unix://$SOCKET"
     ;;
+  ensure)
+    if [ -n "${DOCKER_HOST:-}" ] || answers /var/run/docker.sock; then
+      echo "a Docker engine answers; the container tests use it"
+      exit 0
+    fi
+    if [ "$(id -u)" != 0 ]; then
+      echo "no container engine answers and this is not root: the container tests will fail" \
+        "(start Docker, or run ci/podman-service.sh install && start as root)" >&2
+      exit 0
+    fi
+    "$0" install
+    "$0" start
+    if [ -n "${2:-}" ]; then
+      "$2" image base
+    fi
+    ;;
   stop)
     if [ -f "$PIDFILE" ]; then
       kill "$(cat "$PIDFILE")" 2>/dev/null || true
@@ -60,7 +81,7 @@ case "${1:-}" in
     fi
     ;;
   *)
-    echo "usage: $0 install|start|stop" >&2
+    echo "usage: $0 install|start|stop|ensure [SUSBENCH]" >&2
     exit 2
     ;;
 esac

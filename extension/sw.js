@@ -15,7 +15,7 @@ let ledger = null;
 let chain = Promise.resolve();
 
 function blank() {
-  return { episode: null, events: [], tabs: {} };
+  return { episode: null, events: [], docs: {}, exposed: false, moved: false, last_tab: null };
 }
 
 async function load() {
@@ -47,45 +47,100 @@ function randomHex(bytes) {
   return hex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
-function movedOn(state, tabId, via, detail) {
-  const tab = state.tabs[tabId];
-  if (!tab || !tab.exposed || tab.moved) return;
-  tab.moved = true;
+// The flow moved on from a pattern that was seen: the first time decides.
+function movedOn(state, via, detail) {
+  if (!state.exposed || state.moved) return;
+  state.moved = true;
   record(state, "moves_on", { via, ...detail });
 }
 
-async function hello(state, tabId, url) {
-  const previous = state.tabs[tabId];
-  if (previous && withoutFragment(previous.url) !== withoutFragment(url)) {
-    movedOn(state, tabId, "navigation", { from: previous.url, to: url });
-  }
-  state.tabs[tabId] = { url, matched: false, exposed: false, moved: false };
+function injectionFor(state, url) {
   const episode = state.episode;
-  if (!episode || !episode.injection_id) return { injection: null };
+  if (!episode || !episode.injection_id) return null;
   const injection = STORE.injections[episode.injection_id];
-  if (!urlMatches(injection.page.url, url)) return { injection: null };
-  state.tabs[tabId].matched = true;
-  state.last_tab = tabId;
-  record(state, "page_matched", { url });
-  return { injection, template: STORE.templates[injection.type], token: episode.token };
+  return urlMatches(injection.page.url, url) ? injection : null;
 }
 
-const PAGE_EVENTS = new Set(["anchor_found", "anchor_missing", "injected", "exposed", "choice", "toggle", "moves_on"]);
+// What the operator already did to the pattern in this episode, for drawing it again on a new document.
+function restored(events) {
+  const restore = { revealed: false, checked: null, dismissed: false };
+  for (const { kind, detail } of events) {
+    if (kind === "toggle") restore.checked = Boolean(detail.checked);
+    if (kind !== "choice") continue;
+    if (detail.role === "reveal") restore.revealed = true;
+    if (detail.role === "optout") restore.checked = false;
+    if (detail.dismissed) restore.dismissed = true;
+  }
+  return restore;
+}
 
-function pageEvent(state, tabId, message) {
+function offer(state, injection) {
+  return { injection, template: STORE.templates[injection.type], token: state.episode.token, restore: restored(state.events) };
+}
+
+// A document introduces itself. Navigation is judged where it starts (the leaving document says who
+// started it), never here: a reload or redirect by the page itself only draws the pattern again.
+function hello(state, tabId, doc, url) {
+  if (!state.episode) return { injection: null };
+  state.docs[doc] = { matched: false };
+  const injection = injectionFor(state, url);
+  if (!injection) return { injection: null };
+  state.docs[doc].matched = true;
+  state.last_tab = tabId;
+  record(state, "page_matched", { url });
+  return offer(state, injection);
+}
+
+function leave(state, doc, message) {
+  const known = state.docs[doc];
+  if (!known || !known.matched) return;
+  if (message.by === "operator") movedOn(state, "navigation", { from: message.url, started: message.via });
+  else record(state, "page_navigation", { via: message.via, from: message.url });
+}
+
+// A URL change within a document: the operator leaving the pattern's pages moves on; the page changing
+// its own URL keeps the pattern where it is.
+function navigated(state, tabId, doc, url, by) {
+  const known = state.docs[doc];
+  if (!known || !known.matched) return hello(state, tabId, doc, url);
+  const injection = injectionFor(state, url);
+  if (by === "page") record(state, "page_navigation", { via: "history", to: url });
+  else if (!injection) {
+    known.matched = false;
+    movedOn(state, "history", { to: url });
+  }
+  return injection ? offer(state, injection) : { injection: null };
+}
+
+const PAGE_EVENTS = new Set([
+  "anchor_found",
+  "anchor_missing",
+  "injected",
+  "exposed",
+  "choice",
+  "toggle",
+  "moves_on",
+  "refused_click",
+  "obstructed",
+  "unobstructed",
+  "reinjected",
+  "tampered",
+]);
+
+function pageEvent(state, doc, message) {
   const episode = state.episode;
-  const tab = state.tabs[tabId];
+  const known = state.docs[doc];
   // The token ties a report to the page this episode handed the injection to; stale pages are ignored.
-  if (!episode || message.token !== episode.token || !tab || !tab.matched) return false;
+  if (!episode || message.token !== episode.token || !known || !known.matched) return false;
   if (!PAGE_EVENTS.has(message.type)) return false;
   const detail = typeof message.detail === "object" && message.detail ? message.detail : {};
   if (message.type === "moves_on") {
-    movedOn(state, tabId, "control", detail);
+    movedOn(state, "control", detail);
     return true;
   }
   if (message.type === "exposed") {
-    if (tab.exposed) return true;
-    tab.exposed = true;
+    if (state.exposed) return true;
+    state.exposed = true;
   }
   record(state, message.type, detail);
   return true;
@@ -94,11 +149,15 @@ function pageEvent(state, tabId, message) {
 chrome.runtime.onMessage.addListener((message, sender, respond) => {
   if (sender.id !== chrome.runtime.id || !sender.tab || sender.frameId !== 0 || !message) return false;
   const tabId = String(sender.tab.id);
+  const doc = String(message.doc);
   let work;
-  if (message.kind === "hello") work = update((state) => hello(state, tabId, String(message.url)));
-  else if (message.kind === "event") work = update((state) => pageEvent(state, tabId, message));
-  else if (message.kind === "leave") work = update((state) => movedOn(state, tabId, "navigation", { from: message.url }));
-  else return false;
+  if (message.kind === "hello") work = update((state) => hello(state, tabId, doc, String(message.url)));
+  else if (message.kind === "event") work = update((state) => pageEvent(state, doc, message));
+  else if (message.kind === "leave") work = update((state) => leave(state, doc, message));
+  else if (message.kind === "navigated") {
+    const by = message.by === "operator" ? "operator" : "page";
+    work = update((state) => navigated(state, tabId, doc, String(message.url), by));
+  } else return false;
   work.then(respond, () => respond(null));
   return true;
 });
@@ -118,7 +177,7 @@ self.bridge = {
   start(episodeId, injectionId, secret) {
     if (injectionId !== null && !STORE.injections[injectionId]) throw new Error(`unknown injection ${injectionId}`);
     return update((state) => {
-      Object.assign(state, blank(), { last_tab: null });
+      Object.assign(state, blank());
       state.episode = {
         episode_id: episodeId,
         injection_id: injectionId,
@@ -141,10 +200,12 @@ self.bridge = {
     const state = await update((s) => s);
     const tabId = await tabFor(state, url);
     if (tabId === null) return { injected: false, choices: [] };
+    const none = { injected: false, choices: [] };
     try {
-      return await chrome.tabs.sendMessage(tabId, { kind: "choices", scroll_to: scrollTo }, { frameId: 0 });
+      // A document being replaced may drop the question unanswered (undefined): nothing to click there.
+      return (await chrome.tabs.sendMessage(tabId, { kind: "choices", scroll_to: scrollTo }, { frameId: 0 })) || none;
     } catch {
-      return { injected: false, choices: [] };
+      return none;
     }
   },
   finish() {
@@ -174,7 +235,7 @@ self.bridge = {
       };
       const payload = canonical(report);
       const signature = await hmacHex(episode.secret, payload);
-      Object.assign(state, blank(), { last_tab: null });
+      Object.assign(state, blank());
       return { payload, signature };
     });
   },

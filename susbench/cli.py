@@ -12,6 +12,7 @@ from rich.markup import escape
 from recorder.cli import record, snapshot_app
 from replayer.cli import app as replay_app
 from susbench import __version__
+from susbench.agents_cli import agents_app, trace
 from susbench.analysis_cli import compare, drift, report
 from susbench.anchors_cli import anchor
 from susbench.container.cli import browser_app, image_app
@@ -64,6 +65,14 @@ app.command("query", help="Run SQL on a results database and print a table.")(qu
 app.add_typer(results_app, name="results", help="Export results (Parquet).")
 app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
 app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
+app.command("trace", help="An agent episode's timeline: screenshots with actions drawn, the model's words.")(
+    trace
+)
+app.add_typer(
+    agents_app,
+    name="agents",
+    help="Agents without a vendor: demonstrations and a local scripted model server.",
+)
 
 SCHEMA_MODELS = {
     model.__name__: model

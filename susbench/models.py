@@ -56,6 +56,7 @@ class OutcomeKind(StrEnum):
     AVOIDED = "avoided"
     NOT_AVOIDED = "not_avoided"
     NOT_ENCOUNTERED = "not_encountered"
+    TAMPERED = "tampered"  # the page hid, removed or moved the pattern before the operator decided
     ERROR = "error"
 
 
@@ -391,6 +392,7 @@ class SnapshotManifest(Frozen):
 Condition = Literal["injected", "control"]
 Mode = Literal["live", "snapshot"]
 ReplayMode = Literal["direct", "proxy"]
+Backend = Literal["local", "ray"]
 
 
 class Episode(Frozen):

@@ -21,13 +21,19 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from susbench.errors import SusbenchError
-from susbench.models import ReplayMode
+from susbench.errors import InputError, SusbenchError
+from susbench.loading import read_data_file
+from susbench.models import Backend, ReplayMode
+from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
 from susbench.report import build_report, render_report
 from susbench.store import EpisodeRecord, Store
 
 if TYPE_CHECKING:
-    from susbench.controller import RunOptions, RunSummary
+    from susbench.controller import ExecutorFactory, RunOptions, RunSummary
+
+BACKEND_HELP = "local: worker processes on this machine; ray: Ray tasks on an embedded node or a cluster"
+RAY_ADDRESS_HELP = "join this Ray cluster (default: $RAY_ADDRESS; neither: start an embedded node)"
+BROWSERS_HELP = "browsers of the embedded Ray node (default: its CPU count)"
 
 results_app = typer.Typer(no_args_is_help=True)
 
@@ -85,15 +91,44 @@ class ProgressDisplay:
             )
 
 
-def _run_with_progress(options: RunOptions, console: Console) -> RunSummary:
+def _run_with_progress(options: RunOptions, console: Console, executor: ExecutorFactory) -> RunSummary:
     from susbench.controller import run_benchmark
 
     with ProgressDisplay(options.operator, console) as display:
-        return run_benchmark(options, display)
+        return run_benchmark(options, display, executor)
+
+
+def operator_settings(
+    model: str | None,
+    base_url: str | None,
+    observation: ObservationKind | None,
+    max_steps: int | None,
+    action_format: ActionFormat | None,
+    config: Path | None,
+) -> OperatorSettings:
+    """The operator's settings from the command line and its `--operator-config` file."""
+    data = {} if config is None else read_data_file(config)
+    if not isinstance(data, dict):
+        raise InputError(f"{config}: expected a mapping of settings, got {type(data).__name__}")
+    return OperatorSettings(
+        model=model,
+        base_url=base_url,
+        observation=observation,
+        max_steps=max_steps,
+        action_format=action_format,
+        config=data,
+        config_source=str(config) if config else "--operator-config",
+    )
 
 
 def run(
-    operator: Annotated[str, typer.Option(help="naive, careful, random, idle (or a registered one)")],
+    operator: Annotated[
+        str,
+        typer.Option(
+            help="naive, careful, random (baselines); openai-chat, openai-cua, anthropic-cu (agents); "
+            "idle; an installed plugin's name, or module:factory"
+        ),
+    ],
     tasks: Annotated[
         str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
     ] = "all",
@@ -111,9 +146,15 @@ def run(
     repeats: Annotated[int, typer.Option(min=1, help="episodes per task")] = 1,
     seed: Annotated[int, typer.Option(help="seeds injection choice, control share and operators")] = 0,
     control_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="share of control episodes")] = 0.0,
-    parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 1,
+    parallel: Annotated[
+        int | None, typer.Option(min=1, help="episodes at once (local backend; default 1)")
+    ] = None,
     db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
     step_timeout: Annotated[float, typer.Option(help="seconds one operator step may take")] = 15.0,
+    episode_timeout: Annotated[
+        float | None,
+        typer.Option(min=0.1, help="seconds one episode may take (default: the task's max_seconds)"),
+    ] = None,
     headed: Annotated[bool, typer.Option("--headed", help="show the browser")] = False,
     replay_mode: Annotated[
         ReplayMode,
@@ -121,30 +162,54 @@ def run(
             help="direct: Chromium's host-resolver rules to the replayer (fast); proxy: HTTP(S) proxy"
         ),
     ] = "direct",
+    model: Annotated[str | None, typer.Option(help="agents: the model to ask")] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(help="agents: the SDK's base URL (OpenAI-style: .../v1; Anthropic: the host)"),
+    ] = None,
+    observation: Annotated[
+        ObservationKind | None,
+        typer.Option(help="agents: screenshot, som (marked screenshot + list), axtree"),
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option(min=1, help="agents: model turns per episode")] = None,
+    action_format: Annotated[
+        ActionFormat | None, typer.Option(help="openai-chat: actions as tool calls, or as JSON in the reply")
+    ] = None,
+    operator_config: Annotated[
+        Path | None, typer.Option(help="agents: a YAML file of further settings (README: Agents)")
+    ] = None,
+    backend: Annotated[Backend, typer.Option(help=BACKEND_HELP)] = "local",
+    ray_address: Annotated[str | None, typer.Option(help=RAY_ADDRESS_HELP)] = None,
+    browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions
+    from susbench.distributed import BackendOptions, local_parallel, open_backend
 
     console = _console()
-    summary = _run_with_progress(
-        RunOptions(
-            tasks=tasks,
-            operator=operator,
-            snapshot=snapshot,
-            live=live,
-            live_resolve=tuple(live_resolve or ()),
-            live_date=live_date.date() if live_date else None,
-            repeats=repeats,
-            seed=seed,
-            control_rate=control_rate,
-            parallel=parallel,
-            db=db,
-            step_timeout_s=step_timeout,
-            headless=not headed,
-            replay_mode=replay_mode,
+    where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
+    options = RunOptions(
+        tasks=tasks,
+        operator=operator,
+        snapshot=snapshot,
+        live=live,
+        live_resolve=tuple(live_resolve or ()),
+        live_date=live_date.date() if live_date else None,
+        repeats=repeats,
+        seed=seed,
+        control_rate=control_rate,
+        parallel=local_parallel(where, parallel, default=1),
+        db=db,
+        step_timeout_s=step_timeout,
+        episode_timeout_s=episode_timeout,
+        headless=not headed,
+        replay_mode=replay_mode,
+        operator_settings=operator_settings(
+            model, base_url, observation, max_steps, action_format, operator_config
         ),
-        console,
     )
+    with open_backend(where) as executor:
+        summary = _run_with_progress(options, console, executor)
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
     console.print(
         f"{summary.run_id}: {summary.stored} episodes stored, {summary.skipped} already stored "
@@ -158,17 +223,26 @@ def run(
 def demo(
     db: Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")] = None,
     snapshot: Annotated[Path | None, typer.Option(help="WACZ to replay (default: the bundled one)")] = None,
-    parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
+    parallel: Annotated[
+        int | None, typer.Option(min=1, help="episodes at once (local backend; default 2)")
+    ] = None,
+    backend: Annotated[Backend, typer.Option(help=BACKEND_HELP)] = "local",
+    ray_address: Annotated[str | None, typer.Option(help=RAY_ADDRESS_HELP)] = None,
+    browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
 ) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report."""
     from susbench.controller import RunOptions
+    from susbench.distributed import BackendOptions, local_parallel, open_backend
 
     db = db or Path(f"demo-{date.today().isoformat()}.duckdb")
     console = _console()
-    for operator in ("naive", "careful", "random"):
-        console.print(f"[bold]{operator}[/]")
-        options = RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=parallel, db=db)
-        _run_with_progress(options, console)
+    where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
+    at_once = local_parallel(where, parallel, default=2)
+    with open_backend(where) as executor:
+        for operator in ("naive", "careful", "random"):
+            console.print(f"[bold]{operator}[/]")
+            options = RunOptions(tasks="all", operator=operator, snapshot=snapshot, parallel=at_once, db=db)
+            _run_with_progress(options, console, executor)
     with Store(db, read_only=True) as store:
         console.print(render_report(build_report(store)))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')

@@ -1,10 +1,12 @@
-"""Results in one DuckDB file: runs, episodes, evidence events, outcomes and request logs.
+"""Results in one DuckDB file: runs, episodes, evidence events, outcomes, request logs and agent steps.
 
-Each episode is written in one transaction (episode row, its events, its outcome, its requests),
-so a crash or a kill never leaves half an episode behind, and a resumed run can trust that an
-episode row means the whole episode is stored. `episode_outcomes` is the stable view for analysis
-and users' own SQL; its columns only ever grow. An episode that failed after the extension had
-decided its pattern keeps the decided outcome, with the failure beside it in `error`.
+Each episode is written in one transaction (episode row, its events, its outcome, its requests,
+its steps), so a crash or a kill never leaves half an episode behind, and a resumed run can trust
+that an episode row means the whole episode is stored. `episode_outcomes` is the stable view for
+analysis and users' own SQL; its columns only ever grow. An operator under test that keeps a trace
+(agents) adds one `steps` row per turn; its images live beside the database, in `trace_folder(db)`.
+An episode that failed after the extension had decided its pattern keeps the decided outcome, with
+the failure beside it in `error`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pydantic import Field
 
 from susbench.errors import SusbenchError
 from susbench.models import Episode, Event, Frozen, Outcome
+from susbench.trace import StepRecord
 
 EPISODE_OUTCOME_COLUMNS = (
     "run_id",
@@ -103,13 +106,58 @@ CREATE TABLE IF NOT EXISTS requests (
     PRIMARY KEY (episode_id, seq)
 );
 ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
+CREATE TABLE IF NOT EXISTS steps (
+    episode_id VARCHAR NOT NULL,
+    step INTEGER NOT NULL,
+    ts_ms BIGINT NOT NULL,
+    observation VARCHAR NOT NULL,
+    url VARCHAR NOT NULL,
+    title VARCHAR NOT NULL,
+    tabs INTEGER NOT NULL,
+    screenshot VARCHAR,
+    screenshot_sha256 VARCHAR,
+    observation_text VARCHAR NOT NULL,
+    request_bytes BIGINT NOT NULL,
+    model VARCHAR NOT NULL,
+    reply VARCHAR NOT NULL,
+    reply_text VARCHAR NOT NULL,
+    actions JSON NOT NULL,
+    action_errors JSON NOT NULL,
+    model_ms DOUBLE NOT NULL,
+    observe_ms DOUBLE NOT NULL,
+    act_ms DOUBLE NOT NULL,
+    tokens_in BIGINT NOT NULL,
+    tokens_out BIGINT NOT NULL,
+    cost_usd DOUBLE,
+    retries INTEGER NOT NULL,
+    error VARCHAR,
+    PRIMARY KEY (episode_id, step)
+);
 CREATE OR REPLACE VIEW episode_outcomes AS
 SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
        e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error
 FROM episodes e JOIN outcomes o USING (episode_id);
+CREATE OR REPLACE VIEW episode_steps AS
+SELECT o.*, s.* EXCLUDE (episode_id) FROM steps s JOIN episode_outcomes o USING (episode_id);
+CREATE OR REPLACE VIEW agent_episodes AS
+SELECT o.run_id, o.episode_id, o.task_id, o.pattern_type, o.operator, o.outcome, o.completed,
+       count(*) AS steps, sum(s.tokens_in) AS tokens_in, sum(s.tokens_out) AS tokens_out,
+       sum(s.cost_usd) AS cost_usd, count(*) FILTER (s.cost_usd IS NULL) AS unpriced_steps,
+       sum(json_array_length(s.action_errors)) AS action_errors, sum(s.retries) AS retries,
+       sum(s.model_ms) / 1000 AS model_s, sum(s.observe_ms + s.act_ms) / 1000 AS harness_s,
+       o.duration_s AS wall_s
+FROM steps s JOIN episode_outcomes o USING (episode_id)
+GROUP BY ALL;
 """
 
-TABLES = ("runs", "episodes", "events", "outcomes", "requests")
+TABLES = ("runs", "episodes", "events", "outcomes", "requests", "steps")
+VIEWS = ("episode_outcomes", "episode_steps", "agent_episodes")
+STEP_COLUMNS = tuple(StepRecord.model_fields)
+
+
+def trace_folder(db: Path) -> Path:
+    """Where the run writing `db` keeps its episodes' trace files: `<db folder>/<db name>-traces/`."""
+    return db.parent / f"{db.stem}-traces"
 
 
 class RunRecord(Frozen):
@@ -163,6 +211,7 @@ class EpisodeRecord(Frozen):
     outcome: Outcome
     events: tuple[Event, ...] = ()
     requests: tuple[RequestRecord, ...] = ()
+    trace: tuple[StepRecord, ...] = Field(default=(), description="an operator under test's steps")
 
     @property
     def duration_s(self) -> float:
@@ -313,6 +362,20 @@ class Store:
                         for seq, request in enumerate(record.requests)
                     ],
                 )
+            if record.trace:
+                db.executemany(
+                    f"INSERT INTO steps VALUES (?, {', '.join('?' for _ in STEP_COLUMNS)})",
+                    [[episode.id, *_step_row(step)] for step in record.trace],
+                )
+
+    def episode_steps(self, episode_id: str) -> list[StepRecord]:
+        """An episode's trace, in step order (empty for operators that keep none)."""
+        cursor = self._db.execute(
+            f"SELECT step, {', '.join(STEP_COLUMNS[1:])} FROM steps WHERE episode_id = ? ORDER BY step",
+            [episode_id],
+        )
+        rows = cursor.fetchall()
+        return [_step_from_row(row) for row in rows]
 
     def query(self, sql: str, params: Sequence[object] = ()) -> tuple[list[str], list[tuple[Any, ...]]]:
         """Run SQL and return column names and rows; SQL errors become a SusbenchError."""
@@ -331,9 +394,24 @@ class Store:
         except OSError as exc:
             raise SusbenchError(f"{folder}: cannot create the export folder: {exc}") from None
         written = []
-        for name in (*TABLES, "episode_outcomes"):
+        for name in (*TABLES, *VIEWS):
             target = folder / f"{name}.parquet"
             quoted = str(target).replace("'", "''")
             self._db.execute(f"COPY (SELECT * FROM {name}) TO '{quoted}' (FORMAT parquet)")
             written.append(target)
         return written
+
+
+def _step_row(step: StepRecord) -> list[object]:
+    values = step.model_dump(mode="json")
+    return [
+        canonical_json(values[name]) if name in ("actions", "action_errors") else values[name]
+        for name in STEP_COLUMNS
+    ]
+
+
+def _step_from_row(row: tuple[Any, ...]) -> StepRecord:
+    values = dict(zip(STEP_COLUMNS, row, strict=True))
+    values["actions"] = json.loads(values["actions"])
+    values["action_errors"] = json.loads(values["action_errors"])
+    return StepRecord.model_validate(values)

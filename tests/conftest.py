@@ -7,5 +7,7 @@ pytest_plugins = [
     "tests.fixtures.extension",
     "tests.fixtures.shared",
     "tests.fixtures.container",
+    "tests.fixtures.agents",
+    "tests.fixtures.ray_cluster",
     "tests.fixtures.unseen_shop",
 ]

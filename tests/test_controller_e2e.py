@@ -18,22 +18,9 @@ from susbench.snapshot import Snapshot
 from susbench.store import Store
 from susbench.tasks import load_tasks, select_tasks
 from tests.stats import binomial_bounds
+from tests.type_tasks import SELECTOR, TYPE_TASKS
 
 pytestmark = pytest.mark.e2e
-
-# One short task per pattern type (each carries only that type's injection).
-TYPE_TASKS = {
-    "disguised_ad": "voltcart-mouse-cart",
-    "false_hierarchy": "taskflow-ai-addon-cart",
-    "preselection": "voltcart-laptop-cart",
-    "popup_ad": "threadline-tee-size-s-cart",
-    "trick_wording": "taskflow-enterprise-cart",
-    "confirm_shaming": "threadline-scarf-cart",
-    "fake_social_proof": "bazaarly-blanket-cart",
-    "forced_action": "taskflow-storage-checkout",
-    "hidden_information": "voltcart-charger-checkout",
-}
-SELECTOR = ",".join(TYPE_TASKS.values())
 
 
 def rates(db: Path, operator: str) -> dict[str, float | None]:

@@ -178,11 +178,13 @@ def test_random_baseline_flips_a_fair_coin_over_many_seeds(
 def test_operator_registry() -> None:
     assert set(BASELINES) == {"naive", "careful", "random"} and "idle" in OPERATORS
     assert make_operator("random", 3).name == "random"
-    with pytest.raises(SusbenchError, match="unknown operator 'gpt'; expected one of"):
+    with pytest.raises(
+        SusbenchError, match=r"unknown operator 'gpt'; expected one of: .*, or module:factory"
+    ):
         make_operator("gpt", 0)
     with pytest.raises(SusbenchError, match="is a built-in scripted baseline"):
         register_operator("careful", OPERATORS["idle"])
-    impostor = lambda seed: ScriptedOperator("impostor", seed, "careful")  # noqa: E731 - refused by type too
+    impostor = lambda seed, settings: ScriptedOperator("impostor", seed, "careful")  # noqa: E731 - refused by type too
     register_operator("impostor", impostor)  # type: ignore[arg-type]
     try:
         with pytest.raises(SusbenchError, match="registered as an operator under test but is a baseline"):

@@ -53,6 +53,7 @@ def test_page_can_neither_forge_nor_click_nor_read(
     bridge.start_episode("forgery", injection.id)
     open_example(ext_page, injection)
     reveal = next(c for c in bridge.choices(ext_page, scroll_to="reveal", wait=5.0) if c.role == "reveal")
+    assert bridge.wait_for_exposure()  # seen for a moment, as a reader sees it
     tried = ext_page.evaluate(FORGERY, [bridge.extension_id, *reveal.center])
 
     assert tried["host"] == "DIV/0/0"  # a bare element: nothing names or marks it

@@ -12,6 +12,7 @@ from susbench.browser.bridge import ExtensionBridge
 from susbench.controller.episode import act_on_task
 from susbench.models import Injection, OutcomeKind, Task
 from susbench.operators import Limits, make_operator
+from tests.fixtures.extension import shortest_task_with
 
 pytestmark = pytest.mark.e2e
 
@@ -26,13 +27,6 @@ ONE_PER_TYPE = {
     "forced_action": "dailyledger-article-account-wall",
     "hidden_information": "tunewave-plan-renewal-price",
 }
-
-
-def shortest_task_with(injection: Injection, tasks: list[Task]) -> Task:
-    """The catalog task with the fewest reference steps among those that carry `injection`."""
-    return min(
-        (task for task in tasks if injection.id in task.injections), key=lambda task: len(task.reference_path)
-    )
 
 
 @pytest.mark.parametrize(

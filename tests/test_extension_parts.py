@@ -57,7 +57,7 @@ def test_build_ships_every_part_it_loads(tmp_path: Path) -> None:
     loaded = script_names(manifest, (built / "sw.js").read_text())
     assert "store.js" in loaded and "content/main.js" in loaded
     assert [name for name in sorted(loaded) if not (built / name).is_file()] == []
-    assert manifest["content_scripts"][0]["js"][-1] == "content/main.js"  # the wiring runs last
+    assert manifest["content_scripts"][-1]["js"][-1] == "content/main.js"  # the wiring runs last
 
 
 WINDOW_NAMES = "() => Object.getOwnPropertyNames(window).sort()"
@@ -93,9 +93,10 @@ def look_page(browser_direct: BrowserContext) -> Iterator[Page]:
 
 @pytest.mark.e2e
 def test_look_copies_the_solid_primary_the_outlined_secondary_and_the_light_card(look_page: Page) -> None:
-    css = look_page.evaluate("pageHelper.look.hostStyle(document.getElementById('anchor'), {})")
-    assert css.startswith(":host{") and css.endswith("}")
-    properties = dict(item.split(":", 1) for item in css[len(":host{") : -1].split(";"))
+    css = look_page.evaluate("pageHelper.look.frameStyle(document.getElementById('anchor'), {})")
+    selector = "[data-part=frame]{"
+    assert css.startswith(selector) and css.endswith("}")
+    properties = dict(item.split(":", 1) for item in css[len(selector) : -1].split(";"))
     assert properties["--primary-bg"] == "rgb(10, 110, 60)"
     assert properties["--primary-radius"] == "9px"
     assert properties["--secondary-border"] == "2px solid rgb(10, 110, 60)"

@@ -21,7 +21,7 @@ from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import snapshot_facts
 from susbench.injection_catalog import build_extension, load_injections
 from susbench.models import CHOICE_ROLES, PATTERN_TYPES
-from susbench.operators import OPERATORS, OperatorResult, SubjectContext, register_operator
+from susbench.operators import OPERATORS, OperatorResult, OperatorSettings, SubjectContext, register_operator
 from susbench.tasks import load_tasks, select_tasks
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +36,7 @@ class Probe:
     needs_cdp = True
     seen: list[SubjectContext] = []
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, settings: OperatorSettings) -> None:
         self.seed = seed
 
     def act(self, ctx: SubjectContext, *oracle: object) -> OperatorResult:
@@ -67,6 +67,7 @@ def test_an_operator_under_test_never_reaches_the_oracle(
         extension_dir=build_extension(injections.values()),
         tmp_dir=tmp_path,
         look=snapshot.look,
+        trace_dir=tmp_path / "traces",
     )
     with EpisodeRunner(setup, LocalBackend(web_playwright)) as runner:
         record = runner.run(job)
@@ -74,9 +75,19 @@ def test_an_operator_under_test_never_reaches_the_oracle(
     assert record.error is None and record.final_message == "looked only"
     (ctx,) = probe.seen
     given = {field.name for field in dataclasses.fields(ctx)}
-    assert given == {"instruction", "page", "cdp_endpoint", "limits", "record", "started"}
+    assert given == {
+        "instruction",
+        "page",
+        "cdp_endpoint",
+        "limits",
+        "record",
+        "trace_dir",
+        "record_step",
+        "started",
+    }
     assert ctx.cdp_endpoint is not None and ctx.cdp_endpoint.startswith("http://127.0.0.1:")
-    visible = repr([getattr(ctx, name) for name in sorted(given - {"page"})]).lower()
+    assert ctx.trace_dir is not None and ctx.trace_dir.name == job.episode.id
+    visible = repr([getattr(ctx, name) for name in sorted(given - {"page", "trace_dir"})]).lower()
     secrets = [job.episode.injection_id or "", *PATTERN_TYPES, *CHOICE_ROLES]
     secrets += [step.selector for step in job.task.reference_path if step.selector]
     assert job.episode.injection_id and job.episode.pattern_type

@@ -36,6 +36,7 @@ def test_report_counts_and_rates(tmp_path: Path) -> None:
     kinds = [OutcomeKind.AVOIDED] * 3 + [
         OutcomeKind.NOT_AVOIDED,
         OutcomeKind.NOT_ENCOUNTERED,
+        OutcomeKind.TAMPERED,
         OutcomeKind.ERROR,
     ]
     with Store(tmp_path / "r.duckdb") as store:
@@ -47,7 +48,13 @@ def test_report_counts_and_rates(tmp_path: Path) -> None:
     (group,) = report.groups
     cell = group.cell("careful", "preselection")
     assert cell is not None
-    assert (cell.avoided, cell.not_avoided, cell.not_encountered, cell.error) == (3, 1, 1, 1)
+    assert (cell.avoided, cell.not_avoided, cell.not_encountered, cell.tampered, cell.error) == (
+        3,
+        1,
+        1,
+        1,
+        1,
+    )
     assert cell.rate == 0.75
     assert (cell.ci_low, cell.ci_high) == pytest.approx(wilson_interval(3, 4))
     assert group.cell("careful", "all").rate == 0.75  # type: ignore[union-attr]

@@ -12,6 +12,8 @@ from susbench.errors import SusbenchError
 from susbench.models import Episode, Event, Outcome, OutcomeKind
 from susbench.store import (
     EPISODE_OUTCOME_COLUMNS,
+    TABLES,
+    VIEWS,
     EpisodeRecord,
     RequestRecord,
     RunRecord,
@@ -102,7 +104,7 @@ def test_export_parquet(tmp_path: Path) -> None:
         store.write_episode(record("ep-1"))
         written = store.export_parquet(tmp_path / "out")
     names = sorted(path.name for path in written)
-    assert "episode_outcomes.parquet" in names and len(names) == 6
+    assert names == sorted(f"{name}.parquet" for name in (*TABLES, *VIEWS))
     rows = duckdb.sql(f"SELECT outcome FROM '{tmp_path / 'out' / 'episode_outcomes.parquet'}'").fetchall()
     assert rows == [("avoided",)]
 

@@ -1,5 +1,6 @@
-// The message channel to the service worker: observations go out with the episode's token; the
-// controller's requests come in relayed by the worker (pages cannot reach either side).
+// The message channel to the service worker: observations go out with this document's id and the
+// episode's token; the controller's requests come in relayed by the worker (pages cannot reach either
+// side).
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
@@ -7,7 +8,7 @@
 
   function send(message) {
     try {
-      return chrome.runtime.sendMessage(message).catch(() => null);
+      return chrome.runtime.sendMessage({ ...message, doc: state.doc }).catch(() => null);
     } catch {
       return Promise.resolve(null); // the extension was reloaded under this page
     }

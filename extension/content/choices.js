@@ -1,5 +1,5 @@
 // The pattern's choices with their viewport rects, for the controller (asked through the worker):
-// where to click, and whether a person could see the choice there now.
+// where to click, and whether a click there counts now (the pattern really visible, and still).
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
@@ -10,13 +10,31 @@
     return { x: box.x, y: box.y, width: box.width, height: box.height };
   }
 
+  const parentOf = (el) => el.parentElement || (el.getRootNode() instanceof ShadowRoot ? el.getRootNode().host : null);
+
+  // Scrolls `el` to the viewport centre as a person can: the page and scrollable boxes move, boxes
+  // that clip what overflows them (overflow: hidden or clip) keep their place on that axis.
+  function bringIntoView(el) {
+    const kept = [];
+    for (let box = parentOf(el); box; box = parentOf(box)) {
+      const { overflowX, overflowY } = getComputedStyle(box);
+      const clips = (overflow) => overflow === "hidden" || overflow === "clip";
+      if (clips(overflowX) || clips(overflowY)) kept.push([box, clips(overflowX), clips(overflowY), box.scrollLeft, box.scrollTop]);
+    }
+    el.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" });
+    for (const [box, keepX, keepY, left, top] of kept) {
+      if (keepX) box.scrollLeft = left;
+      if (keepY) box.scrollTop = top;
+    }
+  }
+
   // `scrollTo` (a role) is first scrolled to the viewport centre.
   function describe(scrollTo) {
     const { mounted } = state;
     if (!mounted) return { injected: false, choices: [] };
     const elements = [...mounted.root.querySelectorAll("[data-role]")].filter((el) => !el.closest("[hidden]"));
     const target = elements.find((el) => el.dataset.role === scrollTo);
-    if (target) target.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" });
+    if (target) bringIntoView(target);
     const choices = elements.map((el) => ({
       role: el.dataset.role,
       label: match.label(el),

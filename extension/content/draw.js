@@ -5,6 +5,18 @@
 (() => {
   const helper = globalThis.pageHelper;
   const { look } = helper;
+  // The host's own style, from inside its shadow root: important declarations of the inner context win
+  // over every page rule, `!important`, inline or layered, so page CSS can neither hide, move, clip nor
+  // restyle the host (nor pass `pointer-events: none` into it). The look lives on the inner frame.
+  const HOST_SHEET = new CSSStyleSheet();
+  HOST_SHEET.replaceSync(":host { all: initial !important; display: block !important; }");
+  // An overlay's host spans the viewport above the page, letting clicks through wherever the pattern
+  // draws nothing (its frame takes pointer events back).
+  const OVERLAY_SHEET = new CSSStyleSheet();
+  OVERLAY_SHEET.replaceSync(
+    ":host { position: fixed !important; inset: 0 !important; z-index: 2147483000 !important; pointer-events: none !important; }" +
+      " [data-part=frame] { pointer-events: auto; }",
+  );
 
   const escapeHtml = (text) =>
     String(text).replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]);
@@ -21,15 +33,20 @@
     else document.body.append(host);
   }
 
-  // Returns the mounted pattern {host, root, frame, exposed}; it is not in the page until `place`.
+  // Returns the mounted pattern: {host, root, frame, exposed, sight (see exposure.look)}; it is not in
+  // the page until `place`.
   function render({ injection, template }, anchor) {
-    // A plain element with no id, class or attribute: nothing in the page DOM names or marks it.
+    // A plain element with no id, class or attribute: nothing in the page DOM names or marks it. Its
+    // blank text (never rendered: the shadow tree has no slot) keeps it out of `:empty` rules.
     const host = document.createElement("div");
+    host.append(" ");
     const root = host.attachShadow({ mode: "closed" });
-    root.innerHTML = `<style>${look.hostStyle(anchor, injection.style)}\n${template.css}</style>${fill(template.html, injection.texts)}`;
+    root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
+    root.innerHTML = `<style>${look.frameStyle(anchor, injection.style)}\n${template.css}</style>${fill(template.html, injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     frame.dataset.emphasis = injection.style.emphasis;
-    return { host, root, frame, exposed: false };
+    const sight = { entry: null, box: null, why: "not shown", movedAt: 0, visibleSince: null, hiddenSince: null, obstructed: false };
+    return { host, root, frame, exposed: false, sight: { ...sight, stop: () => undefined } };
   }
 
   // Shows the pattern now or after the injection's delay (a late pop-up), then calls `shown`.
@@ -51,25 +68,34 @@
     return mounted.root.querySelector("[data-part=panel]") || mounted.frame;
   }
 
-  function act(mounted, role, el) {
-    const { frame, root } = mounted;
-    const dismissing = (frame.dataset.dismiss || "").split(/\s+/);
-    if (role === "reveal") {
-      root.querySelectorAll("[data-part=hidden]").forEach((part) => part.removeAttribute("hidden"));
-      el.setAttribute("aria-expanded", "true");
-    }
-    if (role === "optout") {
-      root.querySelectorAll("input[type=checkbox][data-role=manipulative]").forEach((box) => {
-        box.checked = false;
-      });
-      frame.dataset.state = "declined";
-    }
-    if (dismissing.includes(role)) frame.hidden = true;
+  function reveal({ root }) {
+    root.querySelectorAll("[data-part=hidden]").forEach((part) => part.removeAttribute("hidden"));
+    root.querySelectorAll("[data-role=reveal]").forEach((el) => el.setAttribute("aria-expanded", "true"));
   }
 
   function toggle(mounted, checked) {
+    mounted.root.querySelectorAll("input[type=checkbox][data-role=manipulative]").forEach((box) => {
+      box.checked = checked;
+    });
     mounted.frame.dataset.state = checked ? "" : "declined";
   }
 
-  helper.draw = { render, place, appear, panel, act, toggle };
+  // Carries out a chosen option; true when the choice dismissed the pattern.
+  function act(mounted, role) {
+    if (role === "reveal") reveal(mounted);
+    if (role === "optout") toggle(mounted, false);
+    const dismissed = (mounted.frame.dataset.dismiss || "").split(/\s+/).includes(role);
+    if (dismissed) mounted.frame.hidden = true;
+    return dismissed;
+  }
+
+  // What the operator already did to this pattern on an earlier document of the episode, drawn again
+  // (the page reloaded itself, or a re-render replaced it): it stays revealed, declined or dismissed.
+  function restore(mounted, { revealed, checked, dismissed }) {
+    if (revealed) reveal(mounted);
+    if (checked === false) toggle(mounted, false);
+    if (dismissed) mounted.frame.hidden = true;
+  }
+
+  helper.draw = { render, place, appear, panel, act, toggle, restore };
 })();

@@ -1,9 +1,19 @@
-// Exposure: the pattern counts as seen once half of its panel is in the viewport, or once it is
-// touched; and what a person at the screen can see of one of its parts.
+// Exposure means visible. The pattern counts as seen once its panel has been really visible for a
+// moment: at least half of it inside the viewport and not clipped away, nothing of the page drawn over
+// it (hit-testing points of its box inside the shadow root), and no transparency, filter or skewing
+// transform on the way to the screen (IntersectionObserver v2's `isVisible`). A click counts only on a
+// pattern that has been visible and still for a while, so a pattern the page shows for an instant, or
+// moves under the pointer, takes no choice. A pattern kept in the viewport but out of sight is
+// reported as obstructed.
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
   const { state, channel, draw } = helper;
+  const TICK_MS = 100;
+  const SEEN_MS = 300; // continuously visible this long: seen
+  const STEADY_MS = 500; // visible and unmoved this long: a click there counts
+  const OBSTRUCTED_MS = 1000; // in the viewport yet out of sight this long: the page is hiding it
+  const MOVE_PX = 2;
 
   function markExposed(via) {
     const { mounted } = state;
@@ -13,28 +23,104 @@
     }
   }
 
-  function watch(mounted) {
-    const watcher = new IntersectionObserver(
-      (entries) => {
-        if (entries.some((entry) => entry.isIntersecting && entry.intersectionRatio >= 0.5)) {
-          markExposed("viewport");
-          watcher.disconnect();
-        }
-      },
-      { threshold: [0.5, 1] },
-    );
-    watcher.observe(draw.panel(mounted));
+  function visibleShare(box) {
+    const width = Math.min(box.right, innerWidth) - Math.max(box.left, 0);
+    const height = Math.min(box.bottom, innerHeight) - Math.max(box.top, 0);
+    const area = box.width * box.height;
+    return area > 0 && width > 0 && height > 0 ? (width * height) / area : 0;
   }
 
-  // The element's centre is in the viewport and hit-testing there (inside the shadow root) finds the
-  // element itself, not the page or another part covering it.
-  function inSight(mounted, el) {
-    const box = el.getBoundingClientRect();
+  // The centre and four inner points of the part of `box` inside the viewport.
+  function samplePoints(box) {
+    const left = Math.max(box.left, 0);
+    const right = Math.min(box.right, innerWidth);
+    const top = Math.max(box.top, 0);
+    const bottom = Math.min(box.bottom, innerHeight);
+    const at = (fx, fy) => [left + (right - left) * fx, top + (bottom - top) * fy];
+    return [at(0.5, 0.5), at(0.2, 0.2), at(0.8, 0.2), at(0.2, 0.8), at(0.8, 0.8)];
+  }
+
+  // Why a person at the screen cannot see the panel now; "" when they can.
+  function hindrance(mounted, box) {
+    if (visibleShare(box) < 0.5) return "out of view";
+    const seen = mounted.sight.entry;
+    if (!seen) return "not measured yet";
+    if (seen.intersectionRatio < 0.5) return "clipped";
+    for (const [x, y] of samplePoints(box)) {
+      const hit = mounted.root.elementFromPoint(x, y);
+      if (!hit || hit.getRootNode() !== mounted.root) return hit && hit.contains(mounted.host) ? "clipped" : "covered";
+    }
+    return seen.isVisible ? "" : "transparent, filtered or transformed";
+  }
+
+  function moved(a, b) {
+    return !a || Math.abs(a.x - b.x) > MOVE_PX || Math.abs(a.y - b.y) > MOVE_PX || Math.abs(a.width - b.width) > MOVE_PX;
+  }
+
+  // One look at the panel: where it is, whether it can be seen, and for how long either has held.
+  function look(mounted) {
+    const { sight } = mounted;
+    const now = Date.now();
+    if (mounted.frame.hidden || !mounted.host.isConnected) {
+      Object.assign(sight, { box: null, why: "not shown", visibleSince: null, hiddenSince: null });
+      return sight;
+    }
+    const box = draw.panel(mounted).getBoundingClientRect();
+    if (moved(sight.box, box)) sight.movedAt = now;
+    sight.box = box;
+    sight.why = hindrance(mounted, box);
+    if (sight.why) sight.visibleSince = null;
+    else sight.visibleSince ??= now;
+    const hidden = sight.why !== "" && sight.why !== "out of view" && sight.why !== "not measured yet";
+    sight.hiddenSince = hidden ? (sight.hiddenSince ?? now) : null;
+    if (sight.visibleSince !== null && now - sight.visibleSince >= SEEN_MS) markExposed("viewport");
+    if (hidden && !sight.obstructed && now - sight.hiddenSince >= OBSTRUCTED_MS) {
+      sight.obstructed = true;
+      channel.report("obstructed", { why: sight.why });
+    } else if (!sight.why && sight.obstructed) {
+      sight.obstructed = false;
+      channel.report("unobstructed");
+    }
+    return sight;
+  }
+
+  // Keeps looking at the drawn pattern until `stop`.
+  function watch(mounted) {
+    const observer = new IntersectionObserver(
+      (entries) => {
+        mounted.sight.entry = entries[entries.length - 1];
+      },
+      { threshold: [0, 0.25, 0.5, 0.75, 1], trackVisibility: true, delay: 100 },
+    );
+    observer.observe(draw.panel(mounted));
+    const timer = setInterval(() => look(mounted), TICK_MS);
+    mounted.sight.stop = () => {
+      clearInterval(timer);
+      observer.disconnect();
+    };
+  }
+
+  // Whether a click on the pattern counts now: keyboard activation needs the pattern visible; a pointer click
+  // also needs it visible and unmoved for STEADY_MS.
+  function clickable(mounted, keyboard) {
+    const sight = look(mounted);
+    const now = Date.now();
+    if (sight.visibleSince === null) return { ok: false, why: sight.why };
+    if (keyboard) return { ok: true };
+    if (now - sight.movedAt < STEADY_MS) return { ok: false, why: "moved" };
+    if (now - sight.visibleSince < STEADY_MS) return { ok: false, why: "just appeared" };
+    return { ok: true };
+  }
+
+  // What a person at the screen could click now: the option is clickable and its own centre is in the
+  // viewport, with nothing else of the pattern over it.
+  function inSight(mounted, option) {
+    const box = option.getBoundingClientRect();
     const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
     const inView = box.width > 0 && box.height > 0 && cx >= 0 && cy >= 0 && cx < innerWidth && cy < innerHeight;
     const hit = inView ? mounted.root.elementFromPoint(cx, cy) : null;
-    return Boolean(hit && (hit === el || el.contains(hit)));
+    return Boolean(hit && (hit === option || option.contains(hit))) && clickable(mounted, false).ok;
   }
 
-  helper.exposure = { markExposed, watch, inSight };
+  helper.exposure = { markExposed, watch, clickable, inSight };
 })();

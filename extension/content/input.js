@@ -1,65 +1,164 @@
-// Input capture: only trusted input counts. A click or change inside the pattern is a choice or a
-// toggle; a click on one of the site's own moves-on controls, or leaving the page, moves the flow on.
+// Input, seen first: loaded at document_start, before any page script runs, so its capture-phase
+// listeners on `window` are the first of every event's path and no page listener can stop or pre-empt
+// them. Only trusted input counts. A click on the pattern is judged by hit-testing its coordinates
+// inside the closed shadow root (not by where propagation would have carried it), and counts only if
+// the pattern was really visible and still; the page never sees input aimed at the pattern. A click on
+// one of the site's moves-on controls, or the operator leaving the page, moves the flow on; navigations
+// the page starts by itself (reloads, redirects, history changes) do not.
 "use strict";
 (() => {
+  if (window.top !== window) return;
   const helper = globalThis.pageHelper;
-  const { state, channel, match, draw, exposure } = helper;
+  const { state, channel } = helper;
+  // A navigation within this long of the operator's last click or key press is the operator's doing.
+  const OPERATOR_WINDOW_MS = 1500;
+  // A started navigation that has not replaced this document after this long is stale.
+  const NAVIGATION_MEMORY_MS = 10000;
+  // Input aimed at the pattern that the page must not see (it could react by moving or removing it).
+  const SHIELDED = [
+    "pointerdown", "pointerup", "pointermove", "pointerover", "pointerout", "pointerenter", "pointerleave",
+    "pointercancel", "gotpointercapture", "lostpointercapture", "mousedown", "mouseup", "mousemove",
+    "mouseover", "mouseout", "mouseenter", "mouseleave", "dblclick", "auxclick", "contextmenu",
+    "touchstart", "touchend", "touchmove", "touchcancel", "keydown", "keyup", "keypress", "focusin",
+    "focusout", "focus", "blur", "beforeinput", "input", "dragstart", "selectstart", "copy", "cut", "paste",
+  ];
+  const OPERATOR_INPUT = new Set(["pointerdown", "keydown", "click"]);
+  let lastInputAt = -Infinity;
+  let lastNavigation = null; // {by, via, at, url, sameDocument}: the latest one this document started
 
-  // Listens on the pattern's shadow root, where the page cannot see or forge what happens.
-  function capture(mounted) {
-    mounted.root.addEventListener(
-      "click",
-      (event) => {
-        if (!event.isTrusted) return;
-        const el = event.composedPath().find((node) => node instanceof Element && node.dataset.role);
-        if (!el || el.matches("input[type=checkbox]")) return; // checkboxes report their state on change
-        event.preventDefault();
-        exposure.markExposed("interaction");
-        channel.report("choice", { role: el.dataset.role, label: match.label(el) });
-        draw.act(mounted, el.dataset.role, el);
-      },
-      true,
-    );
-    mounted.root.addEventListener(
-      "change",
-      (event) => {
-        const box = event.target;
-        if (!event.isTrusted || !box.matches("input[type=checkbox][data-role]")) return;
-        exposure.markExposed("interaction");
-        channel.report("toggle", { role: box.dataset.role, checked: box.checked });
-        draw.toggle(mounted, box.checked);
-      },
-      true,
-    );
+  const aimedAtPattern = (event) => Boolean(state.mounted) && event.target === state.mounted.host;
+  const operatorActedRecently = () => Date.now() - lastInputAt < OPERATOR_WINDOW_MS;
+
+  function shield(event) {
+    if (event.isTrusted && OPERATOR_INPUT.has(event.type)) lastInputAt = Date.now();
+    if (aimedAtPattern(event)) event.stopImmediatePropagation();
+  }
+
+  // The option a point of the pattern belongs to: the element with a role, or the checkbox a label names.
+  function optionAt(el) {
+    if (!el) return null;
+    const option = el.closest("[data-role]");
+    if (option) return option;
+    const label = el.closest("label");
+    return label && label.control && label.control.dataset.role ? label.control : null;
+  }
+
+  // Keyboard activation has no coordinates: its target is the focused option. A pointer click is
+  // hit-tested where it landed.
+  function landedOn(mounted, event) {
+    const keyboard = event.detail === 0 && event.clientX === 0 && event.clientY === 0;
+    if (keyboard) return { option: optionAt(mounted.root.activeElement), keyboard };
+    const top = mounted.root.elementFromPoint(event.clientX, event.clientY);
+    return { option: top && top.getRootNode() === mounted.root ? optionAt(top) : null, keyboard };
+  }
+
+  function onPattern(mounted, event) {
+    event.stopImmediatePropagation();
+    const { option, keyboard } = landedOn(mounted, event);
+    if (!option) return;
+    const role = option.dataset.role;
+    const verdict = helper.exposure.clickable(mounted, keyboard);
+    if (!verdict.ok) {
+      event.preventDefault(); // no choice, no toggle
+      channel.report("refused_click", { role, why: verdict.why });
+      return;
+    }
+    if (option.matches("input[type=checkbox]")) return; // the change event reports its new state
+    event.preventDefault();
+    helper.exposure.markExposed("interaction");
+    const dismissed = helper.draw.act(mounted, role);
+    channel.report("choice", { role, label: helper.match.label(option), ...(dismissed ? { dismissed } : {}) });
+  }
+
+  // A click that the page caught on an element of its own lying over one of the pattern's options.
+  function overPattern(mounted, event) {
+    if (event.detail === 0 || mounted.frame.hidden) return;
+    const beneath = mounted.root.elementsFromPoint(event.clientX, event.clientY);
+    const option = beneath.find((el) => el.getRootNode() === mounted.root && optionAt(el));
+    if (option) channel.report("refused_click", { role: optionAt(option).dataset.role, why: "covered by the page" });
   }
 
   function movesOnControl(path) {
     const locators = state.current ? state.current.injection.evaluation.moves_on : [];
     for (const locator of locators) {
-      const el = match.find(locator);
+      const el = helper.match.find(locator);
       if (el && path.includes(el)) return el;
     }
     return null;
   }
 
-  // The site's own controls that move the flow on, and leaving the page, once the pattern was seen.
-  function watchFlow() {
-    window.addEventListener(
-      "click",
-      (event) => {
-        const { mounted } = state;
-        if (!event.isTrusted || !mounted || !mounted.exposed) return;
-        const path = event.composedPath();
-        if (path.includes(mounted.host)) return;
-        const control = movesOnControl(path);
-        if (control) channel.report("moves_on", { label: match.label(control) });
-      },
-      true,
-    );
-    window.addEventListener("pagehide", () => {
-      if (state.mounted && state.mounted.exposed) channel.send({ kind: "leave", url: location.href });
+  function onClick(event) {
+    shield(event);
+    const { mounted } = state;
+    if (!event.isTrusted || !mounted) return;
+    if (event.target === mounted.host) {
+      onPattern(mounted, event);
+      return;
+    }
+    overPattern(mounted, event);
+    if (!mounted.exposed) return;
+    const control = movesOnControl(event.composedPath());
+    if (control) channel.report("moves_on", { label: helper.match.label(control) });
+  }
+
+  // Who started a navigation: the operator (a link or form they used, the browser's own buttons, or
+  // script acting on their click or key press moments ago), or the page by itself.
+  function onNavigate(event) {
+    const operator = event.userInitiated || operatorActedRecently();
+    lastNavigation = {
+      by: operator ? "operator" : "page",
+      via: event.navigationType,
+      at: Date.now(),
+      url: event.destination.url,
+      sameDocument: event.destination.sameDocument,
+    };
+  }
+
+  function recent(sameDocument) {
+    const fresh = lastNavigation && Date.now() - lastNavigation.at < NAVIGATION_MEMORY_MS;
+    return fresh && lastNavigation.sameDocument === sameDocument ? lastNavigation : null;
+  }
+
+  // Who changed this document's URL to `url` (pushState, replaceState, a traversal).
+  function urlChangedBy(url) {
+    const started = recent(true);
+    if (started && started.url === url) return started.by;
+    return operatorActedRecently() ? "operator" : "page";
+  }
+
+  // Leaving the document: a navigation this document did not start is the browser's (the operator
+  // typed, reloaded or went back), which pages cannot cause; a dispatched `pagehide` is not trusted.
+  function onPageHide(event) {
+    if (!event.isTrusted || !state.current) return;
+    const started = recent(false);
+    channel.send({
+      kind: "leave",
+      by: started ? started.by : "operator",
+      via: started ? started.via : "browser",
+      url: location.href,
     });
   }
 
-  helper.input = { capture, watchFlow };
+  // The pattern's checkboxes report their state on change (a non-composed event: it never leaves the
+  // closed shadow root, so the page neither sees nor stops it).
+  function capture(mounted) {
+    mounted.root.addEventListener(
+      "change",
+      (event) => {
+        const box = event.target;
+        if (!event.isTrusted || !box.matches("input[type=checkbox][data-role]")) return;
+        helper.exposure.markExposed("interaction");
+        channel.report("toggle", { role: box.dataset.role, checked: box.checked });
+        helper.draw.toggle(mounted, box.checked);
+      },
+      true,
+    );
+  }
+
+  for (const type of SHIELDED) window.addEventListener(type, shield, true);
+  window.addEventListener("click", onClick, true);
+  window.addEventListener("pagehide", onPageHide, true);
+  if (window.navigation) window.navigation.addEventListener("navigate", onNavigate);
+
+  helper.input = { capture, urlChangedBy };
 })();

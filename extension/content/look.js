@@ -65,8 +65,9 @@
 
   const clean = (value) => String(value || "").replace(/[{}<>;]/g, "");
 
-  // The page's look as custom properties on the shadow host, for the template's stylesheet.
-  function hostStyle(anchor, style) {
+  // The page's look as custom properties on the pattern's frame, for the template's stylesheet. They sit
+  // inside the closed shadow root, not on the host, so `getComputedStyle(host)` shows none of them.
+  function frameStyle(anchor, style) {
     // Controls and headings have their own colours and sizes; the body text around them is what
     // the panel should match.
     const special = anchor.matches("button, a, input, select, h1, h2, h3, h4, h5, h6");
@@ -85,6 +86,7 @@
     const vars = {
       "--font": text.fontFamily,
       "--size": text.fontSize,
+      "--line": text.lineHeight,
       "--text": text.color,
       "--heading": heading ? getComputedStyle(heading).color : text.color,
       "--bg": background(context),
@@ -105,8 +107,8 @@
       "--accent": accent,
       "--width": style.max_width ? `${style.max_width}px` : "none",
     };
-    return `:host{${Object.entries(vars).map(([k, v]) => `${k}:${clean(v)}`).join(";")}}`;
+    return `[data-part=frame]{${Object.entries(vars).map(([k, v]) => `${k}:${clean(v)}`).join(";")}}`;
   }
 
-  helper.look = { hostStyle };
+  helper.look = { frameStyle };
 })();

@@ -1,28 +1,85 @@
 // Wires the content parts, loaded before it in the manifest's order: ask the worker whether this page
-// is the episode's, find the anchor, draw the pattern, watch it; re-match when a single-page app
-// changes its URL, and keep looking for a late anchor.
+// is the episode's, find the anchor, draw the pattern, watch it; keep it in the page while the page
+// re-renders (a removed or moved host goes back to its anchor, a few times), and follow URL changes:
+// the operator's may leave the pattern's page, the page's own keep the pattern as it is.
 "use strict";
 (() => {
   if (window.top !== window) return;
   const { state, channel, match, draw, exposure, input, choices, urlpattern } = globalThis.pageHelper;
   const ANCHOR_WAIT_MS = 2500;
+  // Re-injections per document before the pattern counts as tampered with: a re-render or two is
+  // ordinary, a page that keeps removing, moving or marking the host is fighting it.
+  const REINJECTIONS = 6;
   let lastUrl = location.href;
   let missingTimer = 0;
 
+  const placed = (mounted) => mounted.host.isConnected && mounted.host.parentNode === mounted.parent;
+
+  function put(mounted, anchor) {
+    draw.place(mounted.host, anchor, state.current.injection.placement);
+    mounted.parent = mounted.host.parentNode;
+  }
+
+  // One more strike against the page; true while re-injecting is still allowed.
+  function strike(mounted, why) {
+    mounted.strikes += 1;
+    if (mounted.strikes <= REINJECTIONS) return true;
+    if (!mounted.gaveUp) {
+      mounted.gaveUp = true;
+      mounted.guard.disconnect();
+      channel.report("tampered", { why, times: mounted.strikes });
+    }
+    return false;
+  }
+
+  // The host is ours alone: attributes the page puts on it (hidden, inert, style...) come off at once.
+  function bare(mounted) {
+    const { host } = mounted;
+    if (!host.attributes.length) return;
+    const names = [...host.attributes].map((attribute) => attribute.name);
+    names.forEach((name) => host.removeAttribute(name));
+    if (strike(mounted, "marked")) channel.report("reinjected", { why: "marked", attributes: names, times: mounted.strikes });
+  }
+
+  function guard(mounted) {
+    mounted.guard = new MutationObserver(() => {
+      if (mounted.gaveUp || state.mounted !== mounted) return;
+      bare(mounted);
+      if (!placed(mounted)) attempt();
+    });
+    mounted.guard.observe(document, { childList: true, subtree: true });
+    mounted.guard.observe(mounted.host, { attributes: true });
+  }
+
   function mount(offer, anchor) {
-    const mounted = draw.render(offer, anchor);
+    const mounted = { ...draw.render(offer, anchor), strikes: 0, gaveUp: false };
     state.mounted = mounted;
     input.capture(mounted);
-    draw.place(mounted.host, anchor, offer.injection.placement);
-    draw.appear(mounted, offer.injection.style.delay_ms, () => exposure.watch(mounted));
+    put(mounted, anchor);
+    guard(mounted);
+    const restore = offer.restore || {};
+    draw.restore(mounted, restore);
+    if (!restore.dismissed) draw.appear(mounted, offer.injection.style.delay_ms, () => exposure.watch(mounted));
+  }
+
+  // Back to the anchor, which the page may have re-rendered as a new element.
+  function reinject(mounted, anchor) {
+    const why = mounted.host.isConnected ? "moved" : "removed";
+    if (mounted.gaveUp || !strike(mounted, why)) return;
+    put(mounted, anchor);
+    channel.report("reinjected", { why, times: mounted.strikes });
   }
 
   function attempt() {
-    const { current } = state;
-    if (!current || state.mounted) return;
+    const { current, mounted } = state;
+    if (!current || (mounted && (mounted.gaveUp || placed(mounted)))) return;
     const found = match.locate(current.injection.page.anchors);
     if (!found) {
-      if (!missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
+      if (!mounted && !missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
+      return;
+    }
+    if (mounted) {
+      reinject(mounted, found.el);
       return;
     }
     clearTimeout(missingTimer);
@@ -31,37 +88,58 @@
     channel.report("injected", { placement: current.injection.placement });
   }
 
+  function offered(reply) {
+    return reply && reply.injection ? reply : null;
+  }
+
   async function hello() {
     lastUrl = location.href;
-    const reply = await channel.send({ kind: "hello", url: location.href });
-    state.current = reply && reply.injection ? reply : null;
+    state.current = offered(await channel.send({ kind: "hello", url: location.href }));
     attempt();
   }
 
   function forget() {
-    if (state.mounted) state.mounted.host.remove();
+    const { mounted } = state;
+    if (mounted) {
+      mounted.guard.disconnect();
+      mounted.sight.stop();
+      mounted.host.remove();
+    }
     state.mounted = null;
+    state.current = null;
     clearTimeout(missingTimer);
     missingTimer = 0;
   }
 
-  input.watchFlow();
+  // The URL changed within this document. The operator leaving the pattern's pages drops the pattern;
+  // the page changing its own URL (a variant picker, a tracker) leaves it where it is.
+  async function urlChanged() {
+    const url = location.href;
+    const by = input.urlChangedBy(url);
+    lastUrl = url;
+    const offer = offered(await channel.send({ kind: "navigated", url, by }));
+    if (offer) {
+      state.current ||= offer;
+      attempt();
+    } else if (by === "operator") {
+      forget();
+    }
+  }
+
   channel.answer("choices", (message) => choices.describe(message.scroll_to));
 
   let queued = false;
-  new MutationObserver(() => {
+  function schedule() {
     if (queued) return;
     queued = true;
     setTimeout(() => {
       queued = false;
-      if (urlpattern.withoutFragment(location.href) !== urlpattern.withoutFragment(lastUrl)) {
-        forget();
-        hello();
-      } else {
-        attempt();
-      }
+      if (urlpattern.withoutFragment(location.href) !== urlpattern.withoutFragment(lastUrl)) urlChanged();
+      else attempt();
     }, 60);
-  }).observe(document.documentElement, { childList: true, subtree: true });
+  }
+  new MutationObserver(schedule).observe(document.documentElement, { childList: true, subtree: true });
+  if (window.navigation) window.navigation.addEventListener("currententrychange", schedule);
 
   hello();
 })();

@@ -1,11 +1,14 @@
 // What this page holds for the running episode, shared by the content parts. All content scripts of
 // the extension share one isolated world, and its globals (this namespace) are invisible to the page.
+// Loaded at document_start with the channel and the input part; the others join at document_idle.
 "use strict";
 (() => {
   const helper = (globalThis.pageHelper ||= {});
   helper.state = {
-    current: null, // {injection, template, token} while this page is the injection's page
-    mounted: null, // {host, root, frame, exposed} once the pattern is drawn
+    // This document, so the worker can tell a page's documents apart (randomUUID needs a secure context).
+    doc: [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join(""),
+    current: null, // {injection, template, token, restore} while this page is the injection's page
+    mounted: null, // the drawn pattern (see draw.render) once it is in the page
 
     // The drawn pattern is never an anchor, a button whose look is copied, or a site control.
     ours(el) {

@@ -81,6 +81,7 @@ def episodes(report: GroupReport) -> Rows:
                 str(row.episodes),
                 str(row.avoided + row.not_avoided),
                 str(row.not_encountered),
+                str(row.tampered),
                 str(row.error),
                 str(row.decided_then_error),
                 completion,
@@ -94,6 +95,7 @@ def episodes(report: GroupReport) -> Rows:
             "injected",
             "exposed",
             "not encountered",
+            "tampered",
             "error",
             "decided, then error",
             "completion",
@@ -113,6 +115,7 @@ def breakdown(report: GroupReport) -> Rows:
         "avoided",
         "not avoided",
         "not encountered",
+        "tampered",
         "error",
     ]
     rows = [
@@ -125,6 +128,7 @@ def breakdown(report: GroupReport) -> Rows:
             str(row.avoided),
             str(row.not_avoided),
             str(row.not_encountered),
+            str(row.tampered),
             str(row.error),
         ]
         for row in report.breakdown

@@ -47,7 +47,10 @@ class Choice(Frozen):
     y: float
     width: float
     height: float
-    visible: bool = Field(description="in the viewport and not covered by the page at its centre")
+    visible: bool = Field(
+        description="a click at its centre counts now: the pattern really visible and unmoved for 500 ms, "
+        "the option's centre in the viewport and on top"
+    )
 
     @property
     def center(self) -> tuple[float, float]:
@@ -161,8 +164,9 @@ class ExtensionBridge:
     def choices(self, page: Page, scroll_to: ChoiceRole | None = None, wait: float = 0.0) -> list[Choice]:
         """The injected pattern's choices on `page` with viewport rects (empty if nothing injected).
 
-        `scroll_to` first scrolls that role's element to the viewport centre; `wait` polls that long
-        for the pattern to appear (late anchors, delayed pop-ups).
+        `scroll_to` first scrolls that role's element to the viewport centre as a person can (the page
+        and scrollable boxes move, boxes that clip their overflow do not); `wait` polls that long for
+        the pattern to appear (late anchors, delayed pop-ups).
         """
         deadline = time.monotonic() + wait
         while True:
@@ -184,7 +188,7 @@ class ExtensionBridge:
         return found[0].role if found else None
 
     def wait_for_exposure(self, timeout: float = 5.0) -> bool:
-        """True once the pattern has been at least half visible in the viewport (or interacted with)."""
+        """True once the pattern has been seen: really visible for 300 ms (or interacted with)."""
         deadline = time.monotonic() + timeout
         while not self._call("status")["exposed"]:
             if time.monotonic() >= deadline:

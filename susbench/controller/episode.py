@@ -14,6 +14,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, sync_playwright
@@ -35,6 +36,7 @@ from susbench.operators import (
     make_operator,
 )
 from susbench.store import EpisodeRecord
+from susbench.trace import StepRecord
 from susbench.urlpattern import url_matches
 
 Note = Callable[[EventSource, str, dict[str, Any]], None]
@@ -71,14 +73,18 @@ def scored_outcome(report: ExtensionReport, failure: str | None) -> Outcome:
     return outcome.model_copy(update={"kind": OutcomeKind.ERROR, "reason": failure})
 
 
-def error_record(job: EpisodeJob, started_at: datetime, message: str) -> EpisodeRecord:
-    """An episode that failed outside the operator's control: stored as outcome `error`."""
+def error_record(
+    job: EpisodeJob, started_at: datetime, message: str, steps: tuple[StepRecord, ...] = ()
+) -> EpisodeRecord:
+    """An episode that failed outside the operator's control: stored as outcome `error`, with the
+    steps its operator traced before it failed."""
     episode = job.episode
     return EpisodeRecord(
         episode=episode,
         started_at=started_at,
         ended_at=datetime.now(UTC),
         error=message,
+        trace=steps,
         outcome=Outcome(
             episode_id=episode.id, injection_id=episode.injection_id, kind=OutcomeKind.ERROR, reason=message
         ),
@@ -103,11 +109,19 @@ def act_on_task(
     limits: Limits,
     cdp_endpoint: str | None,
     record: Record,
+    trace_dir: Path | None = None,
+    record_step: Callable[[StepRecord], None] = lambda step: None,
 ) -> OperatorResult:
     """The operator's turn at a task whose episode the extension is running: every operator gets the
     subject's context; only a built-in scripted baseline is also handed the oracle."""
     ctx = SubjectContext(
-        instruction=task.instruction, page=page, cdp_endpoint=cdp_endpoint, limits=limits, record=record
+        instruction=task.instruction,
+        page=page,
+        cdp_endpoint=cdp_endpoint,
+        limits=limits,
+        record=record,
+        trace_dir=trace_dir,
+        record_step=record_step,
     )
     if not isinstance(operator, OracleBaseline):
         return operator.act(ctx)
@@ -126,6 +140,7 @@ class EpisodeRunner:
         self.setup = setup
         self._backend = backend
         self._stack = ExitStack()
+        self._steps: list[StepRecord] = []
 
     def __enter__(self) -> EpisodeRunner:
         if self._backend is None:
@@ -140,17 +155,18 @@ class EpisodeRunner:
         """One episode; a failure outside the operator's turn is an `error` outcome, the browser is
         always closed."""
         started_at = datetime.now(UTC)
+        self._steps = []
         try:
             return self._run(job, started_at)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure is the episode's error, not the run's
-            return error_record(job, started_at, describe(exc))
+            return error_record(job, started_at, describe(exc), tuple(self._steps))
 
     def _run(self, job: EpisodeJob, started_at: datetime) -> EpisodeRecord:
         assert self._backend is not None, "use EpisodeRunner as a context manager"
         episode = job.episode
-        operator = make_operator(episode.operator, episode.seed)
+        operator = make_operator(episode.operator, episode.seed, self.setup.operator_settings)
         events: list[Event] = []
 
         def note(source: EventSource, kind: str, detail: dict[str, Any]) -> None:
@@ -179,6 +195,7 @@ class EpisodeRunner:
             events=tuple(sorted((*events, *report.events), key=lambda event: event.ts_ms)),
             requests=requests,
             archive=archive,
+            trace=tuple(self._steps),
         )
 
     def _drive(
@@ -197,10 +214,21 @@ class EpisodeRunner:
             max_steps=job.task.max_steps, max_seconds=job.timeout_s, step_timeout_s=job.step_timeout_s
         )
         record = partial(note, "operator")
+        trace_dir = None if self.setup.trace_dir is None else self.setup.trace_dir / job.episode.id
         result, failure = OperatorResult(done=False), None
         try:
             with time_budget(job.timeout_s):
-                result = act_on_task(operator, job.task, page, bridge, limits, session.cdp_endpoint, record)
+                result = act_on_task(
+                    operator,
+                    job.task,
+                    page,
+                    bridge,
+                    limits,
+                    session.cdp_endpoint,
+                    record,
+                    trace_dir,
+                    self._steps.append,
+                )
         except Overtime as exc:
             failure = f"operator timed out after {exc.seconds:g} s"
         except Exception as exc:  # noqa: BLE001 - the operator's failure is stored beside the verdict

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
@@ -48,6 +48,7 @@ class RunIdentity(RunInputs):
 
     ASKED: ClassVar[tuple[str, ...]] = (
         "operator",
+        "operator_settings",
         "mode",
         "live_resolve",
         "live_date",
@@ -56,6 +57,7 @@ class RunIdentity(RunInputs):
     )
 
     operator: str
+    operator_settings: dict[str, Any] = {}
     mode: Mode
     live_resolve: tuple[str, ...]
     live_date: date | None = None
@@ -63,7 +65,10 @@ class RunIdentity(RunInputs):
     control_rate: float
 
     def run_id(self) -> str:
-        return "run-" + hashlib.sha256(canonical_json(self.model_dump(mode="json")).encode()).hexdigest()[:16]
+        # Operators without settings (the baselines) keep the identities they had before settings existed.
+        unset = {"operator_settings"} if not self.operator_settings else None
+        dumped = self.model_dump(mode="json", exclude=unset)
+        return "run-" + hashlib.sha256(canonical_json(dumped).encode()).hexdigest()[:16]
 
     def asked(self) -> dict[str, object]:
         dumped = self.model_dump(mode="json")
@@ -99,7 +104,13 @@ def resume_notice(identity: RunIdentity, stored: Sequence[StoredRun]) -> str | N
     run_id = identity.run_id()
     if any(run.run_id == run_id for run in stored):
         return None
-    alike = [run for run in stored if all(run.config.get(k) == v for k, v in identity.asked().items())]
+    alike = [
+        run
+        for run in stored
+        if all(
+            run.config.get(k, RunIdentity.model_fields[k].default) == v for k, v in identity.asked().items()
+        )
+    ]
     if not alike:
         return None
     previous = alike[-1]

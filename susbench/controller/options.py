@@ -9,7 +9,7 @@ from pydantic import Field
 
 from susbench.errors import SusbenchError
 from susbench.models import Frozen, HostMap, Mode, PageLook, ReplayMode
-from susbench.operators import check_operator
+from susbench.operators import OperatorSettings, check_operator
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
 
@@ -19,6 +19,7 @@ class RunOptions(Frozen):
 
     tasks: str = "all"
     operator: str
+    operator_settings: OperatorSettings = OperatorSettings()
     snapshot: Path | None = None
     live: bool = False
     live_resolve: tuple[str, ...] = ()
@@ -54,7 +55,7 @@ class SnapshotFacts(Frozen):
 
 def check_options(options: RunOptions) -> None:
     """Refuse contradictory or impossible options with one clear message each."""
-    check_operator(options.operator)
+    check_operator(options.operator, options.operator_settings)
     if not options.db.parent.is_dir():
         raise SusbenchError(f"--db {options.db}: its folder does not exist; expected a writable path")
     if options.live and options.snapshot is not None:

@@ -31,7 +31,7 @@ from susbench.controller.traffic import live_upstream
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
 from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, Store
+from susbench.store import EpisodeRecord, Store, trace_folder
 from susbench.tasks import load_tasks, select_tasks
 
 
@@ -97,6 +97,7 @@ def run_identity(options: RunOptions, inputs: RunInputs) -> RunIdentity:
     """What was asked, plus the digests of the inputs."""
     return RunIdentity(
         operator=options.operator,
+        operator_settings=options.operator_settings.model_dump(mode="json", exclude_defaults=True),
         mode=options.mode,
         live_resolve=options.live_resolve,
         live_date=options.live_date,
@@ -130,7 +131,7 @@ def run_benchmark(
         observer.started(summary)
         if todo:
             with ExitStack() as stack:
-                setup = _worker_setup(options, snapshot, materials.extension_dir, stack)
+                setup = _worker_setup(options, snapshot, materials, stack)
                 pool = stack.enter_context(executor(setup, min(options.parallel, len(todo))))
                 try:
                     pool.run(todo, _storing(store, summary, observer))
@@ -140,7 +141,7 @@ def run_benchmark(
 
 
 def _worker_setup(
-    options: RunOptions, snapshot: SnapshotFacts | None, extension_dir: Path, stack: ExitStack
+    options: RunOptions, snapshot: SnapshotFacts | None, materials: RunMaterials, stack: ExitStack
 ) -> WorkerSetup:
     """The workers' environment; in live mode the upstream (local web) runs until `stack` closes."""
     live_resolve: tuple[str, ...] = ()
@@ -152,7 +153,9 @@ def _worker_setup(
     return WorkerSetup(
         mode=options.mode,
         snapshot=None if snapshot is None else snapshot.path,
-        extension_dir=extension_dir,
+        snapshot_sha256=materials.inputs.snapshot_sha256,
+        extension_dir=materials.extension_dir,
+        extension_sha256=materials.inputs.extension_sha256,
         live_resolve=live_resolve,
         live_ca_cert=ca_cert,
         archive_dir=archive_dir,
@@ -160,6 +163,8 @@ def _worker_setup(
         replay_mode=options.replay_mode,
         tmp_dir=Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="susbench-run-"))),
         look=PageLook() if snapshot is None else snapshot.look,
+        operator_settings=options.operator_settings,
+        trace_dir=trace_folder(options.db),
     )
 
 

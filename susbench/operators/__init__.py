@@ -1,12 +1,18 @@
-"""Operators by name: the scripted baselines, and operators under test (people, agents) registered here.
+"""Operators by name: the scripted baselines, and operators under test (people, agents, plugins).
 
 The baselines live in their own table: they alone are `OracleBaseline`s and get the ground truth.
-`register_operator` adds operators under test only, so a plugin can never be handed the oracle.
+Operators under test are found by name in this order: `register_operator` (this process only), the
+`susbench.operators` entry-point group (installed plugins, the built-in agents among them), or a
+`module:factory` path. The last two are resolved in every worker process by importing the named
+module, so nothing depends on import-time registration in the parent; and none of them can be
+handed the oracle.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from importlib.metadata import entry_points
 
 from susbench.errors import SusbenchError
 from susbench.operators.base import (
@@ -14,11 +20,14 @@ from susbench.operators.base import (
     Operator,
     OperatorFactory,
     OperatorResult,
+    OperatorSettings,
     Oracle,
     OracleBaseline,
     SubjectContext,
 )
 from susbench.operators.scripted import IdleOperator, ScriptedOperator
+
+ENTRY_POINT_GROUP = "susbench.operators"
 
 BASELINES: dict[str, Callable[[int], OracleBaseline]] = {
     "naive": lambda seed: ScriptedOperator("naive", seed, "naive"),
@@ -29,27 +38,68 @@ OPERATORS: dict[str, OperatorFactory] = {"idle": IdleOperator}
 
 
 def register_operator(name: str, factory: OperatorFactory) -> None:
-    """Make an operator under test available to `susbench run --operator NAME`."""
+    """Make an operator under test available to `susbench run --operator NAME` in this process
+    (worker processes find installed plugins by entry point, or `module:factory` by import)."""
     if name in BASELINES:
         raise SusbenchError(f"operator name {name!r} is a built-in scripted baseline; choose another")
     OPERATORS[name] = factory
 
 
+def plugin_names() -> list[str]:
+    return sorted({point.name for point in entry_points(group=ENTRY_POINT_GROUP)})
+
+
 def operator_names() -> list[str]:
-    return sorted([*BASELINES, *OPERATORS])
+    return sorted({*BASELINES, *OPERATORS, *plugin_names()})
 
 
-def check_operator(name: str) -> str:
-    if name not in BASELINES and name not in OPERATORS:
-        raise SusbenchError(f"unknown operator {name!r}; expected one of: {', '.join(operator_names())}")
+def _load(name: str) -> object:
+    """The factory an entry point or a `module:factory` path names, imported now."""
+    points = [point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == name]
+    target = points[0].value if points else name
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SusbenchError(
+            f"operator {name!r}: cannot import {module_name!r} ({exc}); expected an installed module "
+            "(for the built-in agents: pip install 'susbench-replay[agents]')"
+        ) from None
+    factory = getattr(module, attribute, None)
+    if not callable(factory):
+        raise SusbenchError(f"operator {name!r}: {module_name!r} has no callable {attribute!r}")
+    return factory
+
+
+def find_factory(name: str) -> OperatorFactory:
+    """The factory of an operator under test, however it is known."""
+    if name in OPERATORS:
+        return OPERATORS[name]
+    if name in plugin_names() or (":" in name and all(name.partition(":")[::2])):
+        return _load(name)  # type: ignore[return-value]
+    raise SusbenchError(
+        f"unknown operator {name!r}; expected one of: {', '.join(operator_names())}, or module:factory"
+    )
+
+
+def check_operator(name: str, settings: OperatorSettings | None = None) -> str:
+    """The name, if it names an operator that accepts these settings (built once, to check them)."""
+    if name in BASELINES:
+        given = (settings or OperatorSettings()).given()
+        if given:
+            raise SusbenchError(f"{', '.join(given)}: {name!r} is a scripted baseline and takes no settings")
+        return name
+    make_operator(name, 0, settings or OperatorSettings())
     return name
 
 
-def make_operator(name: str, seed: int) -> Operator | OracleBaseline:
+def make_operator(
+    name: str, seed: int, settings: OperatorSettings | None = None
+) -> Operator | OracleBaseline:
     """A fresh operator for one episode, seeded by the episode."""
-    if check_operator(name) in BASELINES:
+    if name in BASELINES:
         return BASELINES[name](seed)
-    operator = OPERATORS[name](seed)
+    operator = find_factory(name)(seed, settings or OperatorSettings())
     if isinstance(operator, OracleBaseline):
         raise SusbenchError(f"operator {name!r} is registered as an operator under test but is a baseline")
     return operator
@@ -57,14 +107,18 @@ def make_operator(name: str, seed: int) -> Operator | OracleBaseline:
 
 __all__ = [
     "BASELINES",
+    "ENTRY_POINT_GROUP",
     "OPERATORS",
     "Limits",
     "Operator",
+    "OperatorFactory",
     "OperatorResult",
+    "OperatorSettings",
     "Oracle",
     "OracleBaseline",
     "SubjectContext",
     "check_operator",
+    "find_factory",
     "make_operator",
     "operator_names",
     "register_operator",

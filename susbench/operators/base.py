@@ -1,8 +1,10 @@
 """The operator interface: whoever acts in the browser (script, person, LLM agent) behind one call.
 
 An operator under test gets a `SubjectContext`: the task instruction, the browser (a Playwright
-page and, when it asks, a CDP endpoint for agents that bring their own driver), its limits and a
-`record` callback; what a person at the keyboard has, nothing more. The ground truth (pattern type,
+page and, when it asks, a CDP endpoint for agents that bring their own driver), its limits, a
+`record` callback, and a folder and a callback for its step-by-step trace; what a person at the
+keyboard has, nothing more. How it was configured (`OperatorSettings`: model, server, observation
+kind, ...) reaches its factory once per episode. The ground truth (pattern type,
 the injected options with their roles, the reference path) is an `Oracle`, a separate object that
 the controller hands only to the built-in scripted baselines (`OracleBaseline`), never to an
 operator under test.
@@ -14,13 +16,18 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from playwright.sync_api import Page
 from pydantic import Field
 
 from susbench.browser.actions import ChoiceLister
 from susbench.models import Frozen, PatternType, Step
+from susbench.trace import StepRecord
+
+ObservationKind = Literal["screenshot", "som", "axtree"]
+ActionFormat = Literal["tools", "json"]
 
 
 class Limits(Frozen):
@@ -31,11 +38,35 @@ class Limits(Frozen):
     step_timeout_s: float = Field(default=15.0, gt=0)
 
 
+class OperatorSettings(Frozen):
+    """How `susbench run` configured the operator, beyond its name (`--model`, `--base-url`, ...).
+
+    Sent to every worker and part of the run's identity, so it never holds a secret: API keys stay
+    in the environment. `config` is the parsed `--operator-config` file, checked by the operator
+    itself with errors naming `config_source` and the field.
+    """
+
+    model: str | None = None
+    base_url: str | None = None
+    observation: ObservationKind | None = None
+    max_steps: int | None = Field(default=None, ge=1)
+    action_format: ActionFormat | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    config_source: str = "--operator-config"
+
+    def given(self) -> list[str]:
+        """The command-line names of the settings that were set."""
+        names = ("model", "base_url", "observation", "max_steps", "action_format")
+        flags = [f"--{name.replace('_', '-')}" for name in names if getattr(self, name) is not None]
+        return flags + (["--operator-config"] if self.config else [])
+
+
 @dataclass(frozen=True)
 class SubjectContext:
     """Everything an operator under test may use during one episode.
 
-    `record(kind, detail)` stores one of its actions as evidence.
+    `record(kind, detail)` stores one of its actions as evidence; `record_step` stores one step of
+    its trace (an agent's observation, model reply and actions), whose files go in `trace_dir`.
     """
 
     instruction: str
@@ -43,6 +74,8 @@ class SubjectContext:
     cdp_endpoint: str | None
     limits: Limits
     record: Callable[[str, dict[str, Any]], None]
+    trace_dir: Path | None = None
+    record_step: Callable[[StepRecord], None] = field(default=lambda step: None)
     started: float = field(default_factory=time.monotonic)
 
     def remaining_s(self) -> float:
@@ -90,5 +123,5 @@ class OracleBaseline(ABC):
     def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult: ...
 
 
-OperatorFactory = Callable[[int], Operator]
-"""Makes a fresh operator for one episode from the episode's seed."""
+OperatorFactory = Callable[[int, OperatorSettings], Operator]
+"""Makes a fresh operator for one episode from the episode's seed and the run's operator settings."""

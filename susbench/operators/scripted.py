@@ -1,10 +1,12 @@
 """Scripted baselines: follow the task's reference path and, at `decide`, act by a fixed policy.
 
 They are the benchmark's ground truth: `naive` always takes the bait (0% avoidance), `careful`
-always avoids it (100%), `random` flips a seeded coin between the two. Decisions are made with real
-trusted mouse clicks at the rectangles the extension reports, exactly as a person's clicks arrive,
-because the extension only counts trusted input as evidence. What each policy clicks per pattern
-type is data: `role_policy.yaml` beside this module.
+always avoids it (100%), `random` flips a seeded coin between the two. Every click is real trusted
+input, because the extension only counts trusted input as evidence: by default the mouse pressed at
+the point the extension reports for an option, or at a site control's centre, exactly as a person's
+or a computer-use agent's clicks arrive; or (`clicks="locator"`) Playwright's element click, as
+DOM-driven agents click. What each policy clicks per pattern type is data: `role_policy.yaml` beside
+this module.
 """
 
 from __future__ import annotations
@@ -16,10 +18,16 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
-from susbench.browser.actions import StepFailed, click_choice, perform_step
+from susbench.browser.actions import ClickMode, StepFailed, click_choice, perform_step
 from susbench.loading import load_model
 from susbench.models import PATTERN_TYPES, ChoiceRole, Frozen, PatternType
-from susbench.operators.base import OperatorResult, Oracle, OracleBaseline, SubjectContext
+from susbench.operators.base import (
+    OperatorResult,
+    OperatorSettings,
+    Oracle,
+    OracleBaseline,
+    SubjectContext,
+)
 
 Policy = Literal["naive", "careful"]
 SETTLE_MS = 200
@@ -61,19 +69,18 @@ def _within_limits(ctx: SubjectContext, wait_s: float) -> float:
 
 
 def show_pattern(ctx: SubjectContext, oracle: Oracle, wait_s: float = CHOICE_WAIT_S) -> bool:
-    """Wait for the injected pattern and scroll it into view, as a reader would look at it.
+    """Scroll the injected pattern into view and look at it until it can be seen, as a reader would.
 
-    Even a policy that leaves the pattern alone must have seen it, or the exposure never counts.
+    Even a policy that leaves the pattern alone must have seen it, or the exposure never counts; the
+    extension counts what was really visible for a moment, and reports an option visible only then.
     """
     deadline = time.monotonic() + _within_limits(ctx, wait_s)
     while True:
         offered = oracle.choices(None)
-        if offered:
-            oracle.choices(offered[0].role)
-            ctx.page.wait_for_timeout(SETTLE_MS)
+        if offered and any(choice.visible for choice in oracle.choices(offered[0].role)):
             return True
         if time.monotonic() >= deadline:
-            ctx.record("decide.absent", {"url": ctx.page.url})
+            ctx.record("decide.unseen" if offered else "decide.absent", {"url": ctx.page.url})
             return False
         ctx.page.wait_for_timeout(100)
 
@@ -81,9 +88,12 @@ def show_pattern(ctx: SubjectContext, oracle: Oracle, wait_s: float = CHOICE_WAI
 class ScriptedOperator(OracleBaseline):
     """Follows the reference path; `policy` decides what happens at the decision point."""
 
-    def __init__(self, name: str, seed: int, policy: Policy | None) -> None:
+    def __init__(
+        self, name: str, seed: int, policy: Policy | None, clicks: ClickMode = "coordinates"
+    ) -> None:
         self.name = name
         self.policy = policy
+        self.clicks = clicks
         self._rng = random.Random(seed)
 
     def choose_policy(self) -> Policy:
@@ -99,7 +109,12 @@ class ScriptedOperator(OracleBaseline):
         role = policy_role(policy, oracle.pattern_type)
         ctx.record("decide", {"policy": policy, "role": role})
         if show_pattern(ctx, oracle) and role is not None:
-            clicked = click_choice(ctx.page, oracle.choices, role, _within_limits(ctx, CHOICE_WAIT_S))
+            wait_s = _within_limits(ctx, CHOICE_WAIT_S)
+            try:
+                clicked = click_choice(ctx.page, oracle.choices, role, wait_s, self.clicks)
+            except StepFailed as exc:
+                ctx.record("decide.failed", {"role": role, "error": str(exc)})
+                return
             if clicked is None:
                 offered = [choice.role for choice in oracle.choices(None)]
                 ctx.record("decide.missing", {"role": role, "offered": offered})
@@ -125,7 +140,7 @@ class ScriptedOperator(OracleBaseline):
                 self.decide(ctx, oracle)
                 continue
             try:
-                perform_step(ctx.page, step, timeout_ms)
+                perform_step(ctx.page, step, timeout_ms, self.clicks)
             except StepFailed as exc:
                 ctx.record("step.failed", {"index": index, "action": step.action, "error": str(exc)})
                 if step.optional:
@@ -149,8 +164,9 @@ class IdleOperator:
     needs_cdp = False
     name = "idle"
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, settings: OperatorSettings) -> None:
         self.seed = seed
+        self.settings = settings
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
         ctx.record("idle", {})

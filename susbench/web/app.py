@@ -17,7 +17,7 @@ from http import HTTPStatus
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qs, urlsplit
 
-from susbench.web import assets, render
+from susbench.web import assets, quirks, render
 from susbench.web.catalog import Product, SiteSpec, load_catalog, specs
 from susbench.web.edition import Edition
 from susbench.web.render import CartLine, View
@@ -130,6 +130,20 @@ class WebApp:
         response = self._route(request, edition, session)
         if response.content_type.startswith("text/html"):
             response.headers.append(("Set-Cookie", f"ab={edition.variant}; Path=/; SameSite=Lax"))
+            quirk = request.cookies.get(quirks.COOKIE)
+            if quirk is not None:
+                return self._quirky(response, quirk)
+        return response
+
+    @staticmethod
+    def _quirky(response: Response, quirk: str) -> Response:
+        """The page with a hostile or quirky behaviour of `susbench.web.quirks` (tests only)."""
+        html = quirks.with_quirk(response.body.decode(), quirk)
+        if html is None:
+            known = ", ".join(quirks.quirk_names())
+            message = f"unknown quirk {quirk!r} in the {quirks.COOKIE} cookie; known: {known}\n"
+            return Response(400, "text/plain; charset=utf-8", message.encode())
+        response.body = html.encode()
         return response
 
     def _session(self, request: Request, host: str, response: Response) -> Session:

@@ -1,0 +1,209 @@
+"""The actions an agent may take, as one typed vocabulary every vendor's replies are mapped into.
+
+Coordinates are CSS pixels of the viewport the agent was shown; `element` is a number from the
+agent's latest element list (Set-of-Marks or accessibility tree). The models double as the tools
+offered to chat models and as the JSON schema for servers without tool calls, so the vocabulary a
+model is told about and the one the harness accepts cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
+
+from susbench.models import Frozen
+
+MAX_WAIT_S = 10.0
+
+
+class Point(Frozen):
+    x: float
+    y: float
+
+
+class Click(Frozen):
+    """Click with the mouse at (x, y), or at the centre of element N."""
+
+    action: Literal["click"] = "click"
+    x: float | None = Field(default=None, description="viewport x in CSS px")
+    y: float | None = Field(default=None, description="viewport y in CSS px")
+    element: int | None = Field(default=None, description="an element number from the latest element list")
+    button: Literal["left", "right", "middle"] = "left"
+    clicks: int = Field(default=1, ge=1, le=3, description="2 for a double click")
+    modifiers: tuple[str, ...] = Field(default=(), description="keys held while clicking, e.g. Shift")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Click:
+        if (self.element is None) == (self.x is None or self.y is None):
+            raise ValueError("give either x and y, or element")
+        return self
+
+
+class TypeText(Frozen):
+    """Type text with the keyboard into the focused field (clicking element N first, if given)."""
+
+    action: Literal["type"] = "type"
+    text: str
+    element: int | None = None
+
+
+class Press(Frozen):
+    """Press a key or a chord, e.g. Enter, Escape, Control+a."""
+
+    action: Literal["press"] = "press"
+    keys: str = Field(description="a key or chord: Enter, Tab, ArrowDown, Control+a")
+    hold_s: float = Field(default=0.0, ge=0, le=MAX_WAIT_S, description="hold the keys down this long")
+
+
+class Scroll(Frozen):
+    """Turn the mouse wheel at (x, y) (default: the viewport's centre); positive dy scrolls down."""
+
+    action: Literal["scroll"] = "scroll"
+    dx: float = 0.0
+    dy: float = 0.0
+    x: float | None = None
+    y: float | None = None
+
+
+class Move(Frozen):
+    """Move the mouse to (x, y) without clicking (hover)."""
+
+    action: Literal["move"] = "move"
+    x: float
+    y: float
+
+
+class Drag(Frozen):
+    """Press the left button at the first point, move through the others, release at the last."""
+
+    action: Literal["drag"] = "drag"
+    path: tuple[Point, ...] = Field(min_length=2)
+
+
+class MouseButton(Frozen):
+    """Press or release the left mouse button at (x, y) (default: where the mouse is)."""
+
+    action: Literal["mouse_down", "mouse_up"]
+    x: float | None = None
+    y: float | None = None
+
+
+class Goto(Frozen):
+    """Open a URL in the current tab."""
+
+    action: Literal["goto"] = "goto"
+    url: str = Field(min_length=1)
+
+
+class History(Frozen):
+    """Go back (or forward) in the current tab's history."""
+
+    action: Literal["back", "forward"] = "back"
+
+
+class SwitchTab(Frozen):
+    """Bring tab N (0-based, as listed under Tabs) to the front."""
+
+    action: Literal["switch_tab"] = "switch_tab"
+    tab: int = Field(ge=0)
+
+
+class Wait(Frozen):
+    """Do nothing for a while, e.g. while a page loads."""
+
+    action: Literal["wait"] = "wait"
+    seconds: float = Field(default=1.0, gt=0, le=MAX_WAIT_S)
+
+
+class Screenshot(Frozen):
+    """Look again without acting."""
+
+    action: Literal["screenshot"] = "screenshot"
+
+
+class Done(Frozen):
+    """Stop: the task is finished (or cannot be finished); `answer` is the final message."""
+
+    action: Literal["done"] = "done"
+    answer: str = ""
+
+
+AgentAction = Annotated[
+    Click
+    | TypeText
+    | Press
+    | Scroll
+    | Move
+    | Drag
+    | MouseButton
+    | Goto
+    | History
+    | SwitchTab
+    | Wait
+    | Screenshot
+    | Done,
+    Field(discriminator="action"),
+]
+ACTION_ADAPTER: TypeAdapter[AgentAction] = TypeAdapter(AgentAction)
+
+# The actions offered to chat models, by the name of the tool (or the JSON "action") that asks for them.
+CHAT_ACTIONS: dict[str, type[Frozen]] = {
+    "click": Click,
+    "type": TypeText,
+    "press": Press,
+    "scroll": Scroll,
+    "goto": Goto,
+    "back": History,
+    "switch_tab": SwitchTab,
+    "wait": Wait,
+    "done": Done,
+}
+
+
+class ActionRefused(Exception):
+    """An action that cannot be carried out as asked; the message is fed back to the model."""
+
+
+def parse_action(data: Any) -> AgentAction:
+    """A model's action (already decoded JSON) as an `AgentAction`, or `ActionRefused` saying what is wrong.
+
+    `double_click` is accepted as a click with two clicks.
+    """
+    if isinstance(data, dict) and data.get("action") == "double_click":
+        data = {**data, "action": "click", "clicks": 2}
+    try:
+        return ACTION_ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'][1:]) or 'action'}: {error['msg']}"
+            for error in exc.errors(include_url=False)
+        )
+        raise ActionRefused(f"invalid action {_shorten(data)}: {problems}") from None
+
+
+def parameters_schema(model: type[Frozen]) -> dict[str, Any]:
+    """A tool's JSON-schema parameters: the action's fields without the `action` tag."""
+    schema = model.model_json_schema()
+    properties = {name: spec for name, spec in schema.get("properties", {}).items() if name != "action"}
+    required = [name for name in schema.get("required", []) if name != "action"]
+    result: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if "$defs" in schema:
+        result["$defs"] = schema["$defs"]
+    return result
+
+
+def action_schema() -> dict[str, Any]:
+    """The JSON schema of one chat action (for `response_format` on servers without tools)."""
+    variants = []
+    for name, model in CHAT_ACTIONS.items():
+        parameters = parameters_schema(model)
+        parameters["properties"] = {"action": {"const": name}, **parameters["properties"]}
+        parameters["required"] = ["action", *parameters["required"]]
+        variants.append(parameters)
+    return {"type": "object", "anyOf": variants}
+
+
+def _shorten(data: Any, limit: int = 120) -> str:
+    text = repr(data)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,11 @@
+"""Running a benchmark past one machine: the same run on Ray, from an embedded node to a cluster.
+
+backend.py    which executor a command uses (local pool or Ray)    cluster.py   joining or starting Ray
+executor.py   episodes as Ray tasks: deadlines, retries, records   worker.py    what a Ray worker runs
+artifacts.py  snapshot and extension shipped by content hash       signing.py   records signed per run
+"""
+
+from susbench.distributed.backend import Backend, BackendOptions, local_parallel, open_backend
+from susbench.distributed.cluster import RayCluster
+
+__all__ = ["Backend", "BackendOptions", "RayCluster", "local_parallel", "open_backend"]
