@@ -21,7 +21,7 @@ from susbench.snapshot import Damage, Snapshot, import_warc, verify_snapshot
 
 snapshot_app = typer.Typer(no_args_is_help=True)
 console = Console()
-SUMMARY_WIDTH = 150
+SUMMARY_WIDTH = 150  # a log's lines (not a terminal): room for the whole coverage table
 
 
 def record(
@@ -260,7 +260,8 @@ def _record_catalog(path: Path, selector: str, run: RecordRun) -> None:
     chosen = catalog.select(selector)
     with CatalogProgress([site.id for site in chosen]) as progress:
         summaries = record_catalog(catalog, chosen, run, progress)
-    console.print(summary_table(summaries), width=max(console.width, SUMMARY_WIDTH))
+    table_console = console if console.is_terminal else Console(width=SUMMARY_WIDTH)
+    table_console.print(summary_table(summaries))
     for item in summaries:
         for line in (*item.notes, *(f"robots.txt: not opened: {url}" for url in item.blocked)):
             console.print(f"  {item.site}: {line}", highlight=False, markup=False, soft_wrap=True)
