@@ -10,14 +10,18 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
+from pydantic import Field
 
 from recorder.failures import explain_load_failure
 from recorder.proxy import RecordingProxy
+from recorder.warc_addon import RequestLogEntry
 from susbench.browser import (
     BrowserBackend,
     LocalBackend,
@@ -33,6 +37,7 @@ from susbench.models import (
     DEFAULT_LOCALE,
     DEFAULT_TIMEZONE,
     CapturePlan,
+    Frozen,
     HostMap,
     PageCapture,
     PageLook,
@@ -76,6 +81,105 @@ def session_labels(plans: Sequence[CapturePlan]) -> list[str]:
     return labels
 
 
+class RecordSetup(Frozen):
+    """How a recording reaches the sites and what its browser looks like."""
+
+    host_map: HostMap = HostMap()
+    upstream_ca: Path | None = Field(default=None, description="CA (PEM) upstream TLS must chain to")
+    headless: bool = True
+    look: PageLook = PageLook()
+    keep_secrets: bool = False
+    rate: float = Field(default=0.0, ge=0, description="requests per second per host; 0: no limit")
+    burst: int = Field(default=1, ge=1, description="requests a host may get at once before `rate` applies")
+    user_agent: str | None = Field(default=None, description="None: Chromium's own")
+
+
+class SessionRecorder:
+    """One browser session behind the recording proxy: the pages it keeps become the snapshot's
+    pages, each with the number of requests it made. `asked` is what the session's pages requested
+    (method, URL), as Chromium reports it: the proxy also sees Chromium's own background lookups."""
+
+    def __init__(
+        self, page: Page, proxy: RecordingProxy, label: str, progress: Callable[[str], None] | None
+    ) -> None:
+        self.page = page
+        self.proxy = proxy
+        self.label = label
+        self.pages: list[PageCapture] = []
+        self.asked: set[tuple[str, str]] = set()
+        self.user_agent = str(page.evaluate("navigator.userAgent"))
+        self._progress = progress
+        page.context.on("request", lambda request: self.asked.add((request.method, request.url)))
+
+    def open(self, plan_page: PlanPage, idle_ms: int, keep: bool = True) -> PageCapture:
+        """Load a plan's page and carry out its steps; `keep=False` visits it again unlisted."""
+        if self._progress:
+            self._progress(plan_page.url)
+        capture = _capture_page(self.page, plan_page, idle_ms, self.proxy, self.label)
+        if keep:
+            self.pages.append(capture)
+        return capture
+
+    def act(self, action: Callable[[Page], None], idle_ms: int, note: str) -> PageCapture:
+        """Do something on the page (a click) and let it settle; the capture is of wherever it led,
+        listed only once the caller `keep`s it."""
+        if self._progress:
+            self._progress(note)
+        before = len(self.proxy.log)
+        captured_at = datetime.now(UTC)
+        action(self.page)
+        _wait_idle(self.page, idle_ms)
+        return PageCapture(
+            url=self.page.url,
+            title=self.page.title(),
+            captured_at=captured_at,
+            requests=len(self.proxy.log) - before,
+            session=self.label,
+        )
+
+    def keep(self, capture: PageCapture) -> None:
+        self.pages.append(capture)
+
+    def fetch(self, url: str) -> tuple[int, bytes]:
+        """GET `url` through the recording proxy with this browser's User-Agent (recorded too)."""
+        return self.proxy.fetch(url, {"User-Agent": self.user_agent})
+
+
+class Walk(Protocol):
+    """What one browser session of a recording does: walk a capture plan, or crawl a site."""
+
+    @property
+    def label(self) -> str: ...
+
+    def walk(self, session: SessionRecorder) -> None: ...
+
+
+class PlanWalk:
+    """A capture plan's pages, in order."""
+
+    def __init__(self, plan: CapturePlan, label: str) -> None:
+        self.plan = plan
+        self.label = label
+
+    def walk(self, session: SessionRecorder) -> None:
+        for plan_page in self.plan.pages:
+            session.open(plan_page, self.plan.idle_ms)
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A written snapshot and what its recording saw."""
+
+    path: Path
+    pages: tuple[PageCapture, ...]
+    log: tuple[RequestLogEntry, ...]
+    asked: frozenset[tuple[str, str]] = frozenset()
+
+    def page_requests(self) -> list[RequestLogEntry]:
+        """The exchanges the pages asked for (not Chromium's own, nor a robots.txt fetch)."""
+        return [entry for entry in self.log if (entry.method, entry.url) in self.asked]
+
+
 def record_plans(
     plans: Sequence[CapturePlan],
     out: Path,
@@ -94,47 +198,77 @@ def record_plans(
 
     Pass `backend` to reuse a running Playwright driver (its sync API allows one per thread).
     """
+    setup = RecordSetup(
+        host_map=host_map or HostMap(),
+        upstream_ca=upstream_ca,
+        headless=headless,
+        look=PageLook(viewport=viewport or Viewport(), locale=locale, timezone=timezone),
+        keep_secrets=keep_secrets,
+    )
+    walks = [PlanWalk(plan, label) for plan, label in zip(plans, session_labels(plans), strict=True)]
+    return record_walks(walks, out, setup, targets, progress, backend).path
+
+
+def record_walks(
+    walks: Sequence[Walk],
+    out: Path,
+    setup: RecordSetup,
+    targets: Sequence[str] = (),
+    progress: Callable[[str], None] | None = None,
+    backend: BrowserBackend | None = None,
+) -> Recording:
+    """Every walk in a fresh browser session of its own (its records labelled with the walk's
+    label) behind one recording proxy; one WACZ."""
     executable = find_chromium()
     browser_version = chromium_version(executable)
-    viewport = viewport or Viewport()
     started = datetime.now(UTC)
     pages: list[PageCapture] = []
+    asked: set[tuple[str, str]] = set()
     user_agent = ""
     warcinfo = {"browser": browser_version, "targets": " ".join(targets)}
     launcher = backend or LocalBackend()
     with RecordingProxy(
-        host_map=host_map, upstream_ca=upstream_ca, warcinfo=warcinfo, keep_secrets=keep_secrets
+        host_map=setup.host_map,
+        upstream_ca=setup.upstream_ca,
+        warcinfo=warcinfo,
+        keep_secrets=setup.keep_secrets,
+        rate=setup.rate,
+        burst=setup.burst,
     ) as proxy:
         profile = routed_profile(
             ProxyRoute(proxy_url=f"http://127.0.0.1:{proxy.port}", spki=proxy.spki),
-            PageLook(viewport=viewport, locale=locale, timezone=timezone),
-            headless=headless,
+            setup.look,
+            headless=setup.headless,
             executable=executable,
         )
-        for plan, label in zip(plans, session_labels(plans), strict=True):
-            proxy.begin_session(label)
-            with launcher.launch(profile) as session:
-                page = session.first_page()
-                user_agent = user_agent or str(page.evaluate("navigator.userAgent"))
-                for plan_page in plan.pages:
-                    if progress:
-                        progress(plan_page.url)
-                    pages.append(_capture_page(page, plan_page, plan.idle_ms, proxy, label))
+        if setup.user_agent:
+            profile = profile.model_copy(update={"extra_args": (f"--user-agent={setup.user_agent}",)})
+        for walk in walks:
+            proxy.begin_session(walk.label)
+            with launcher.launch(profile) as browser:
+                session = SessionRecorder(browser.first_page(), proxy, walk.label, progress)
+                user_agent = user_agent or session.user_agent
+                try:
+                    walk.walk(session)
+                finally:
+                    pages.extend(session.pages)
+                    asked |= session.asked
         if not any(entry.status for entry in proxy.log):
             raise SusbenchError(f"nothing was recorded from {', '.join(targets)}: every request failed")
-        return proxy.write_snapshot(
+        path = proxy.write_snapshot(
             out,
             created_at=started,
             targets=tuple(targets),
             clock_seed_ms=int(started.timestamp() * 1000),
-            timezone=timezone,
-            locale=locale,
-            viewport=viewport,
+            timezone=setup.look.timezone,
+            locale=setup.look.locale,
+            viewport=setup.look.viewport,
             user_agent=user_agent,
             browser_version=browser_version,
             tool_versions={"chromium": browser_version},
             pages=tuple(pages),
         )
+        return Recording(path=path, pages=tuple(pages), log=tuple(proxy.log), asked=frozenset(asked))
 
 
 def _capture_page(

@@ -8,8 +8,11 @@ mitmproxy signs every leaf certificate it forges with the CA's own key pair, so 
 from __future__ import annotations
 
 import asyncio
+import ssl
 import tempfile
 import threading
+import urllib.error
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +33,8 @@ from susbench.paths import cache_dir
 from susbench.snapshot.wacz import WARC_MEMBER, index_warc, write_wacz
 
 START_TIMEOUT_S = 20.0
+FETCH_TIMEOUT_S = 30.0
+FETCH_MAX_BYTES = 1 << 20
 
 
 def mitmproxy_confdir() -> Path:
@@ -43,7 +48,8 @@ class RecordingProxy:
     It runs the addons of `mitmdump -s recorder/warc_addon.py`, set through the same options
     (`options()`). `record=False` runs the same proxy writing no WARC (the benchmark's baseline);
     `keep_secrets=True` writes cookies, credentials and token parameters unmasked; `session`
-    labels the records with a browser session until `begin_session` names the next one.
+    labels the records with a browser session until `begin_session` names the next one; `rate`
+    (requests per second per host, 0: none) and `burst` set the per-host rate limit.
     """
 
     def __init__(
@@ -56,6 +62,8 @@ class RecordingProxy:
         warcinfo: dict[str, str] | None = None,
         keep_secrets: bool = False,
         session: str = "",
+        rate: float = 0.0,
+        burst: int = 1,
     ) -> None:
         self.host_map = host_map or HostMap()
         self.upstream_ca = upstream_ca
@@ -65,6 +73,8 @@ class RecordingProxy:
         self.warcinfo = warcinfo or {}
         self.keep_secrets = keep_secrets
         self.session = session
+        self.rate = rate
+        self.burst = burst
         self.port = 0
         self.started_at = datetime.now(UTC)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -104,6 +114,8 @@ class RecordingProxy:
             "warc_info": [f"{key}={value}" for key, value in self.warcinfo.items()],
             "warc_keep_secrets": self.keep_secrets,
             "warc_session": self.session,
+            "host_rate": self.rate,
+            "host_burst": self.burst,
         }
         if self.upstream_ca is not None:
             values["ssl_verify_upstream_trusted_ca"] = str(self.upstream_ca)
@@ -120,6 +132,22 @@ class RecordingProxy:
             self.stop()
             raise SusbenchError(f"the recording proxy did not start: {self._failure}")
         return self
+
+    def fetch(self, url: str, headers: dict[str, str]) -> tuple[int, bytes]:
+        """GET `url` through this proxy, as a client trusting its CA: (status, first MiB of the body);
+        status 0 when no answer came. The exchange is recorded like the browser's."""
+        proxy = f"http://127.0.0.1:{self.port}"
+        opener = urllib.request.build_opener(
+            urllib.request.ProxyHandler({"http": proxy, "https": proxy}),
+            urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=str(self.ca_cert_path))),
+        )
+        try:
+            with opener.open(urllib.request.Request(url, headers=headers), timeout=FETCH_TIMEOUT_S) as reply:
+                return int(reply.status), reply.read(FETCH_MAX_BYTES)
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read(FETCH_MAX_BYTES)
+        except (urllib.error.URLError, OSError):
+            return 0, b""
 
     def begin_session(self, label: str) -> None:
         """Label every exchange that starts from now on with browser session `label`.

@@ -30,6 +30,7 @@ from mitmproxy.options import Options
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 from pydantic import Field
 
+from recorder.ratelimit import HostRateLimit
 from recorder.redaction import Redactor
 from recorder.warc_writer import RecordedExchange, WarcWriterThread
 from susbench import __version__
@@ -198,9 +199,9 @@ def _protocols(flow: http.HTTPFlow) -> tuple[str, ...]:
     return (application, tls) if server.tls_established and tls else (application,)
 
 
-def recording_addons() -> tuple[HostMapAddon, WarcAddon]:
-    """A fresh pair of the recorder's addons (one per proxy)."""
-    return HostMapAddon(), WarcAddon()
+def recording_addons() -> tuple[HostMapAddon, WarcAddon, HostRateLimit]:
+    """A fresh set of the recorder's addons (one per proxy)."""
+    return HostMapAddon(), WarcAddon(), HostRateLimit()
 
 
 addons = list(recording_addons())

@@ -6,9 +6,11 @@ import time
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.sync_api import Browser, Playwright
 from playwright.sync_api import Error as PlaywrightError
+from pydantic import Field
 
 from replayer.factory import replay_server
 from replayer.service import Coverage
@@ -32,6 +34,10 @@ class PageCoverage(Frozen):
 
     url: str
     coverage: Coverage
+    site: Coverage = Field(
+        description="the requests to the snapshot's own hosts: what the page asked for, without "
+        "Chromium's own lookups (accounts.google.com) that no flag reliably silences"
+    )
     error: str | None = None
 
 
@@ -69,16 +75,26 @@ def check_snapshot(
 ) -> list[PageCoverage]:
     """Coverage of every page of the snapshot, one replay episode (in the page's session) per page.
 
-    Chromium's own start-up requests (sign-in, time) fall into episode 0, before the first page.
-    Pass `playwright` to reuse a running driver (the sync API allows one per thread).
+    Chromium's own start-up requests (sign-in, time) fall into episode 0, before the first page;
+    the ones it makes later are left out of each page's `site` coverage. Pass `playwright` to reuse
+    a running driver (the sync API allows one per thread).
     """
     results = []
     with replay_server(path, mode) as server, playwright_driver(playwright) as driver:
         profile = replay_profile(server)
+        hosts = set(server.snapshot.manifest.hosts)
         with launch_browser(driver, profile) as browser:
             time.sleep(STARTUP_NOISE_S)
             for url, session in page_urls(server.snapshot):
                 episode = server.new_episode(session)
                 error = load_page(browser, profile, url, timeout_s)
-                results.append(PageCoverage(url=url, coverage=server.coverage(episode), error=error))
+                own = [e for e in server.log if e.episode == episode and urlsplit(e.url).hostname in hosts]
+                results.append(
+                    PageCoverage(
+                        url=url,
+                        coverage=server.coverage(episode),
+                        site=Coverage.of(own) if hosts else server.coverage(episode),
+                        error=error,
+                    )
+                )
     return results

@@ -29,15 +29,19 @@ from replayer.check import page_urls
 from replayer.factory import replay_server
 from replayer.service import ReplayService
 from susbench.browser import BrowserProfile, fresh_context, launch_browser, playwright_driver, replay_profile
+from susbench.browser.semantic import (
+    IsolatedWorld,
+    ProbeError,
+    SemanticVocabulary,
+    load_vocabulary,
+    semantic_source,
+)
 from susbench.errors import InputError, SusbenchError
 from susbench.injection_catalog import GENERIC_DIR, Template, load_injections, load_templates
-from susbench.loading import describe_validation_error, load_model
+from susbench.loading import describe_validation_error
 from susbench.models import PATTERN_TYPES, Frozen, Injection, PatternType, SemanticKind
-from susbench.paths import EXTENSION_DIR
 from susbench.urlpattern import glob_matches
 
-VOCABULARY_FILE = EXTENSION_DIR / "semantic-vocabulary.yaml"
-SEMANTIC_JS = EXTENSION_DIR / "semantic.js"
 PROBE_JS = Path(__file__).with_name("anchor_probe.js")
 GROUND_TRUTH = "ground-truth.json"
 SAVED_SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
@@ -45,32 +49,6 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".wacz")
 SAVED_HOST = "saved-page.invalid"  # for saved HTML that names no URL of its own (reserved TLD)
 LOAD_SETTLE_MS = 5000
 GOAL = 0.95
-
-
-class KindWords(Frozen):
-    """The words of one element kind in `extension/semantic-vocabulary.yaml`."""
-
-    names: dict[str, tuple[str, ...]] = Field(default_factory=dict, description="language -> label prefixes")
-    exact: dict[str, tuple[str, ...]] = Field(default_factory=dict, description="language -> whole labels")
-    attributes: tuple[str, ...] = Field(default=(), description="substrings of id/class/name/data-testid")
-    form_actions: tuple[str, ...] = Field(default=(), description="substrings of a buying form's action")
-    currencies: tuple[str, ...] = Field(default=(), description="symbols and codes a price shows")
-    topics: tuple[str, ...] = Field(default=(), description="words a consent banner's text mentions")
-    slack: int | None = Field(default=None, ge=0, le=80, description="this kind's own label slack")
-
-
-class SemanticVocabulary(Frozen):
-    """What semantic anchors look for, per element kind (passed to semantic.js as JSON)."""
-
-    slack: int = Field(ge=0, le=80, description="characters a label may have beyond its phrase")
-    buy_button: KindWords
-    checkout_button: KindWords
-    price: KindWords = Field(description="needs `currencies`")
-    title: KindWords
-    image: KindWords
-    grid_item: KindWords
-    options: KindWords
-    consent: KindWords = Field(description="the accept button of a consent layer, and what it speaks of")
 
 
 class Truth(BaseModel):
@@ -196,13 +174,6 @@ class LivePages:
         return None
 
 
-def load_vocabulary(path: Path = VOCABULARY_FILE) -> SemanticVocabulary:
-    vocabulary = load_model(path, SemanticVocabulary)
-    if not vocabulary.price.currencies:
-        raise InputError(f"{path}: field 'price.currencies': expected at least one currency")
-    return vocabulary
-
-
 def read_html(path: Path) -> bytes:
     data = path.read_bytes()
     if path.name.endswith(".gz"):
@@ -323,46 +294,8 @@ def generic_injections(selector: str = "all") -> list[Injection]:
     return select_injections(load_injections([GENERIC_DIR]), selector)
 
 
-class ProbeError(SusbenchError):
-    """The probe's JavaScript failed on a page (reported in that page's rows, never a traceback)."""
-
-
-class IsolatedWorld:
-    """A content script's kind of JavaScript world in the page: the DOM is shared, globals are not."""
-
-    def __init__(self, page: Page, name: str) -> None:
-        self._cdp = page.context.new_cdp_session(page)
-        frame = self._cdp.send("Page.getFrameTree")["frameTree"]["frame"]["id"]
-        created = self._cdp.send("Page.createIsolatedWorld", {"frameId": frame, "worldName": name})
-        self._context = created["executionContextId"]
-
-    def evaluate(self, expression: str) -> Any:
-        reply = self._cdp.send(
-            "Runtime.evaluate", {"expression": expression, "contextId": self._context, "returnByValue": True}
-        )
-        details = reply.get("exceptionDetails")
-        if details:
-            exception = details.get("exception", {})
-            raise ProbeError(exception.get("description") or details.get("text") or "script error")
-        return reply.get("result", {}).get("value")
-
-    def call(self, function: str, *args: Any) -> Any:
-        return self.evaluate(f"{function}(...{json.dumps(list(args), ensure_ascii=False)})")
-
-    def close(self) -> None:
-        with suppress(PlaywrightError):
-            self._cdp.detach()
-
-
 def probe_source(vocabulary: SemanticVocabulary) -> str:
-    words = json.dumps(vocabulary.model_dump(mode="json"), ensure_ascii=False)
-    return "\n".join(
-        (
-            SEMANTIC_JS.read_text(encoding="utf-8"),
-            PROBE_JS.read_text(encoding="utf-8"),
-            f"var probe = anchorProbe({words});",
-        )
-    )
+    return semantic_source(vocabulary, PROBE_JS, "var probe = anchorProbe(WORDS);")
 
 
 def screenshot_name(ref: PageRef, injection: Injection) -> str:

@@ -46,7 +46,10 @@ app = typer.Typer(
 app.add_typer(
     web_app, name="web", help="The local web of synthetic consumer sites (stands in for the live web)."
 )
-app.command("record", help="Record URLs or capture plans through mitmproxy into a WACZ snapshot.")(record)
+app.command(
+    "record",
+    help="Record URLs or capture plans into a WACZ snapshot, or each site of a catalog into its own.",
+)(record)
 app.add_typer(snapshot_app, name="snapshot", help="Inspect, verify and import snapshots (WACZ/WARC).")
 app.add_typer(
     replay_app, name="replay", help="Serve a snapshot offline and deterministically; check coverage."

@@ -39,6 +39,7 @@ SiteCategory = Literal[
     "news",
     "streaming",
     "saas",
+    "groceries",
 ]
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=80)]

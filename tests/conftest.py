@@ -12,4 +12,5 @@ pytest_plugins = [
     "tests.fixtures.replaywebpage",
     "tests.fixtures.agents",
     "tests.fixtures.ray_cluster",
+    "tests.fixtures.unseen_shop",
 ]

@@ -19,17 +19,16 @@ from playwright.sync_api import BrowserContext, Page, Playwright
 from pydantic import ValidationError
 
 from susbench.anchors import (
-    SEMANTIC_JS,
     AnchorRow,
     PageSurvey,
     expand,
     generic_injections,
     load_truth,
-    load_vocabulary,
     measure,
     select_injections,
 )
 from susbench.browser import BrowserProfile, LocalBackend
+from susbench.browser.semantic import SEMANTIC_JS, load_vocabulary
 from susbench.errors import InputError, SusbenchError
 from susbench.injection_catalog import GENERIC_DIR, load_injections
 from susbench.models import PATTERN_TYPES, AnchorLocator, Injection

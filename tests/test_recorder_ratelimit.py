@@ -1,0 +1,33 @@
+"""The recording proxy's per-host rate limit, through real mitmproxy to a loopback shop."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from recorder.proxy import RecordingProxy
+from susbench.errors import SusbenchError
+from susbench.models import HostMap
+from tests.fixtures.unseen_shop import UnseenShop
+
+RATE = 4.0
+BURST = 2
+REQUESTS = 6
+
+
+def test_requests_to_a_host_are_spaced_after_a_burst(unseen_shop: UnseenShop) -> None:
+    url = f"{unseen_shop.start_url}robots.txt"
+    with RecordingProxy(host_map=HostMap.parse([unseen_shop.resolve]), rate=RATE, burst=BURST) as proxy:
+        started = time.monotonic()
+        answers = [proxy.fetch(url, {"User-Agent": "ratelimit-test"})[0] for _ in range(REQUESTS)]
+        elapsed = time.monotonic() - started
+        logged = [entry for entry in proxy.log if entry.url == url]
+    assert answers == [200] * REQUESTS and len(logged) == REQUESTS
+    # the last request may start only (REQUESTS - BURST) intervals after the burst's first
+    assert elapsed >= (REQUESTS - BURST) / RATE - 0.05, elapsed
+
+
+def test_a_negative_rate_is_refused_naming_the_option() -> None:
+    with pytest.raises(SusbenchError, match="host_rate"), RecordingProxy(rate=-1.0):
+        pass
