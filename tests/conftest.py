@@ -8,4 +8,5 @@ pytest_plugins = [
     "tests.fixtures.shared",
     "tests.fixtures.container",
     "tests.fixtures.agents",
+    "tests.fixtures.people",
 ]

@@ -32,6 +32,7 @@ from susbench.operators import (
     OperatorResult,
     Oracle,
     OracleBaseline,
+    Seated,
     SubjectContext,
     make_operator,
 )
@@ -173,13 +174,16 @@ class EpisodeRunner:
             events.append(_event(source, kind, detail))
 
         with self._traffic.episode(episode, job.task.capture_plan().id) as traffic:
+            seated = isinstance(operator, Seated)
             profile = routed_profile(
                 traffic,
                 self.setup.look,
-                headless=self.setup.headless,
+                headless=self.setup.headless and not seated,
                 extension_dir=self.setup.extension_dir,
                 cdp=operator.needs_cdp,
             )
+            if isinstance(operator, Seated):
+                profile = profile.model_copy(update={"extra_args": operator.window_args()})
             with self._backend.launch(profile) as session:
                 result, completed, report, failure = self._drive(job, session, operator, note)
             requests, archive = traffic.collect()
