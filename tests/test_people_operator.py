@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +24,8 @@ from playwright.sync_api import Page, Playwright
 from replayer.factory import replay_server
 from susbench.browser import BrowserProfile, LocalBackend, fresh_context, launch_browser, routed_profile
 from susbench.browser.bridge import ExtensionBridge
-from susbench.controller import default_snapshot
+from susbench.controller import RunOptions, default_snapshot
+from susbench.controller.options import check_options
 from susbench.controller.traffic import ReplayTraffic
 from susbench.errors import SusbenchError
 from susbench.models import ChoiceRole, Task, Viewport
@@ -34,9 +36,12 @@ from susbench.people.operator import HumanOperator
 from susbench.store import Store
 from tests.fixtures.people import XInput
 
-CHOSEN: dict[str, tuple[ChoiceRole, str]] = {
-    "threadline-scarf-cart": ("manipulative", "not_avoided"),  # confirm shaming: take the discount
-    "taskflow-enterprise-cart": ("safe", "avoided"),  # trick wording: the option in the user's interest
+ADD_TO_CART = "form.add-to-cart button[type=submit]"
+CHOSEN: dict[str, tuple[ChoiceRole, str, bool]] = {
+    # confirm shaming: take the discount, then add the scarf to the basket (the task's completion)
+    "threadline-scarf-cart": ("manipulative", "not_avoided", True),
+    # trick wording: the option in the user's interest, and stop there (not completed)
+    "taskflow-enterprise-cart": ("safe", "avoided", False),
 }
 SPY = """
 window.__spy = {messages: [], storage: [], focus: [], added: []};
@@ -112,16 +117,22 @@ def done_on_screen(playwright: Playwright) -> tuple[float, float]:
 @pytest.fixture(scope="module")
 def targets(
     x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]
-) -> dict[str, tuple[str, tuple[float, float]]]:
-    """Per task: its instruction and where, on the screen, the chosen option is drawn."""
+) -> dict[str, tuple[str, list[tuple[float, float]]]]:
+    """Per task: its instruction, and the screen points a person clicks on its page, in order."""
     found = {}
     for task in tasks:
         if task.id in CHOSEN:
+            role, _, add = CHOSEN[task.id]
             with seated_probe(web_playwright, extension_dir, task) as (page, bridge):
-                found[task.id] = (
-                    task.instruction,
-                    option_on_screen(page, bridge, CHOSEN[task.id][0], x_input),
-                )
+                option = option_on_screen(page, bridge, role, x_input)
+                clicks = [option]
+                box = page.locator(ADD_TO_CART).bounding_box()
+                if add and box is not None:
+                    origin_x, origin_y = content_origin(page, x_input)
+                    clicks.append(
+                        (origin_x + box["x"] + box["width"] / 2, origin_y + box["y"] + box["height"] / 2)
+                    )
+                found[task.id] = (task.instruction, clicks)
     return found
 
 
@@ -130,7 +141,7 @@ def test_a_person_is_scored_from_real_x_input(
     tmp_path: Path,
     x_input: XInput,
     web_playwright: Playwright,
-    targets: dict[str, tuple[str, tuple[float, float]]],
+    targets: dict[str, tuple[str, list[tuple[float, float]]]],
 ) -> None:
     done = done_on_screen(web_playwright)
     db = tmp_path / "people.duckdb"
@@ -149,7 +160,9 @@ def test_a_person_is_scored_from_real_x_input(
             title = x_input.wait_for_window("^Task: ", timeout=180)
             task_id = by_instruction[title.removeprefix("Task: ")]
             x_input.wait_for_window(" - Chromium$", timeout=30)
-            x_input.click(*targets[task_id][1])
+            for point in targets[task_id][1]:
+                x_input.click(*point)
+                time.sleep(1.0)  # a person's pace: the page reacts before the next click
             x_input.click(*done)
             x_input.wait_until_gone("^Task: ", timeout=30)
         output, _ = run.communicate(timeout=180)
@@ -157,7 +170,7 @@ def test_a_person_is_scored_from_real_x_input(
         run.kill()
     assert run.returncode == 0, output
     with Store(db, read_only=True) as store:
-        _, outcomes = store.query("SELECT task_id, operator, outcome, error FROM episode_outcomes")
+        _, outcomes = store.query("SELECT task_id, operator, outcome, completed, error FROM episode_outcomes")
         _, finishes = store.query(
             "SELECT o.task_id, ev.detail FROM events ev JOIN episode_outcomes o USING (episode_id) "
             "WHERE ev.source = 'operator' AND ev.kind = 'finish'"
@@ -166,10 +179,11 @@ def test_a_person_is_scored_from_real_x_input(
             "SELECT o.task_id, ev.detail FROM events ev JOIN episode_outcomes o USING (episode_id) "
             "WHERE ev.source = 'extension' AND ev.kind = 'choice'"
         )
-    assert sorted(outcomes) == sorted((task, "human", CHOSEN[task][1], None) for task in CHOSEN)
+    expected = [(task, "human", outcome, add, None) for task, (_, outcome, add) in CHOSEN.items()]
+    assert sorted(outcomes) == sorted(expected)
     assert {task: json.loads(detail)["how"] for task, detail in finishes} == dict.fromkeys(CHOSEN, "done")
     assert {task: json.loads(detail)["role"] for task, detail in choices} == {
-        task: role for task, (role, _) in CHOSEN.items()
+        task: role for task, (role, _, _) in CHOSEN.items()
     }
 
 
@@ -240,3 +254,9 @@ def test_bad_human_settings_get_one_clear_error(
         monkeypatch.setenv(name, value)
     with pytest.raises(SusbenchError, match=re.escape(expected)):
         HumanOperator(0, settings)
+
+
+def test_a_person_is_not_run_in_parallel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DISPLAY", ":9")
+    with pytest.raises(SusbenchError, match=r"--parallel 2: operator 'human' is a person"):
+        check_options(RunOptions(operator="human", parallel=2, db=tmp_path / "x.duckdb"))

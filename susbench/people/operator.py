@@ -8,7 +8,9 @@ right. A display is needed (a desktop session, or Xvfb for a remote participant 
 from __future__ import annotations
 
 import os
+import time
 
+from playwright.sync_api import Page
 from pydantic import Field
 
 from susbench.errors import SusbenchError
@@ -19,6 +21,17 @@ from susbench.people.control import NO_FLAG_BAR, ControlPanel, Placement
 
 HANDOVER_S = 1.0
 """Kept back from the episode's time, so the time limit ends the wait and not the worker's alarm."""
+
+
+PUMP_S = 0.25
+"""How often Playwright catches up with what the person did (navigations, new tabs) while waiting."""
+
+
+def keep_up(page: Page) -> None:
+    """Let Playwright's sync API process the browser's events: it does so only inside its own calls,
+    so after a long wait elsewhere `page.url` would still be where the person started."""
+    if not page.is_closed():
+        page.wait_for_timeout(1)
 
 
 class HumanConfig(Frozen):
@@ -59,9 +72,13 @@ class HumanOperator:
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
         seconds = max(ctx.remaining_s() - HANDOVER_S, 0.0)
+        deadline = time.monotonic() + seconds
         with ControlPanel(ctx.instruction, seconds, self.config.controls) as panel:
             ctx.page.bring_to_front()
-            finish = panel.wait(seconds)
+            finish = None
+            while finish is None and time.monotonic() < deadline:
+                finish = panel.wait(min(PUMP_S, deadline - time.monotonic()))
+                keep_up(ctx.page)
         if finish is None:
             ctx.record("finish", {"how": "timeout", "seconds": round(seconds, 1)})
             return OperatorResult(done=False, message="time limit reached")
