@@ -13,4 +13,5 @@ pytest_plugins = [
     "tests.fixtures.agents",
     "tests.fixtures.ray_cluster",
     "tests.fixtures.unseen_shop",
+    "tests.fixtures.people",
 ]

@@ -21,6 +21,7 @@ from susbench.container import ContainerBackend
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.traffic import TrafficSource, replay_request
 from susbench.digests import tree_sha256
+from susbench.errors import BrowserError
 from susbench.models import Episode
 from susbench.store import RequestRecord
 
@@ -38,8 +39,10 @@ class EpisodeBrowsers(Protocol):
     """Opens a fresh browser for an episode of browser session `session` (its task's capture plan)."""
 
     def episode(
-        self, episode: Episode, session: str, cdp: bool
-    ) -> AbstractContextManager[EpisodeBrowser]: ...
+        self, episode: Episode, session: str, cdp: bool, window: tuple[str, ...] | None = None
+    ) -> AbstractContextManager[EpisodeBrowser]:
+        """`window`: a person sits at this browser: headed, with these extra Chromium flags."""
+        ...
 
 
 class HostBrowsers:
@@ -51,15 +54,19 @@ class HostBrowsers:
         self._traffic = traffic
 
     @contextmanager
-    def episode(self, episode: Episode, session: str, cdp: bool) -> Iterator[EpisodeBrowser]:
+    def episode(
+        self, episode: Episode, session: str, cdp: bool, window: tuple[str, ...] | None = None
+    ) -> Iterator[EpisodeBrowser]:
         with self._traffic.episode(episode, session) as traffic:
             profile = routed_profile(
                 traffic,
                 self._setup.look,
-                headless=self._setup.headless,
+                headless=self._setup.headless and window is None,
                 extension_dir=self._setup.extension_dir,
                 cdp=cdp,
             )
+            if window is not None:
+                profile = profile.model_copy(update={"extra_args": window})
             with self._backend.launch(profile) as launched:
                 browser = EpisodeBrowser(launched)
                 yield browser
@@ -77,7 +84,13 @@ class ContainerBrowsers:
         self._profile = profile
 
     @contextmanager
-    def episode(self, episode: Episode, session: str, cdp: bool) -> Iterator[EpisodeBrowser]:
+    def episode(
+        self, episode: Episode, session: str, cdp: bool, window: tuple[str, ...] | None = None
+    ) -> Iterator[EpisodeBrowser]:
+        if window is not None:
+            raise BrowserError(
+                "a person's episode needs --browser local: the browser container has no display"
+            )
         with self._backend.launch(self._profile, session=session) as launched:
             browser = EpisodeBrowser(launched)
             yield browser

@@ -34,6 +34,7 @@ from susbench.operators import (
     OperatorResult,
     Oracle,
     OracleBaseline,
+    Seated,
     SubjectContext,
     make_operator,
 )
@@ -199,7 +200,10 @@ class EpisodeRunner:
             events.append(_event(source, kind, detail))
 
         asked = time.monotonic()
-        with self._browsers.episode(episode, job.task.capture_plan().id, operator.needs_cdp) as browser:
+        window = tuple(operator.window_args()) if isinstance(operator, Seated) else None
+        with self._browsers.episode(
+            episode, job.task.capture_plan().id, operator.needs_cdp, window
+        ) as browser:
             launch_ms = round(1000 * (time.monotonic() - asked))
             result, completed, report, failure = self._drive(job, browser.session, operator, note, launch_ms)
         return EpisodeRecord(

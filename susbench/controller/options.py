@@ -12,7 +12,7 @@ from susbench.container.image import LABEL_CHROMIUM
 from susbench.errors import SusbenchError
 from susbench.hostmap import parse_host_map
 from susbench.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
-from susbench.operators import OperatorSettings, check_operator
+from susbench.operators import BASELINES, OperatorSettings, Seated, check_operator, make_operator
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
 
@@ -74,6 +74,13 @@ class SnapshotFacts(Frozen):
 def check_options(options: RunOptions) -> None:
     """Refuse contradictory or impossible options with one clear message each."""
     check_operator(options.operator, options.operator_settings)
+    if options.parallel > 1 and options.operator not in BASELINES:
+        operator = make_operator(options.operator, 0, options.operator_settings)
+        if isinstance(operator, Seated):
+            raise SusbenchError(
+                f"--parallel {options.parallel}: operator {options.operator!r} is a person, who works one "
+                "episode at a time; expected --parallel 1"
+            )
     if not options.db.parent.is_dir():
         raise SusbenchError(f"--db {options.db}: its folder does not exist; expected a writable path")
     if options.live and options.snapshot is not None:

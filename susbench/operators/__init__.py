@@ -23,6 +23,7 @@ from susbench.operators.base import (
     OperatorSettings,
     Oracle,
     OracleBaseline,
+    Seated,
     SubjectContext,
 )
 from susbench.operators.scripted import IdleOperator, ScriptedOperator
@@ -116,6 +117,7 @@ __all__ = [
     "OperatorSettings",
     "Oracle",
     "OracleBaseline",
+    "Seated",
     "SubjectContext",
     "check_operator",
     "find_factory",

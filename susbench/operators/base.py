@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from playwright.sync_api import Page
 from pydantic import Field
@@ -111,6 +111,14 @@ class Operator(Protocol):
     needs_cdp: bool
 
     def act(self, ctx: SubjectContext) -> OperatorResult: ...
+
+
+@runtime_checkable
+class Seated(Protocol):
+    """An operator with a person at the screen: the episode's browser is headed, and its window goes
+    where the person's screen layout puts it (beside the controls that live outside the page)."""
+
+    def window_args(self) -> tuple[str, ...]: ...
 
 
 class OracleBaseline(ABC):

@@ -1,0 +1,62 @@
+"""A virtual X screen (Xvfb) for people who are not at this machine, and for tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+from susbench.errors import SusbenchError
+from susbench.models import Frozen
+
+APT_PACKAGES = ("xvfb", "xdotool", "x11vnc", "novnc", "websockify")
+
+
+class ScreenSize(Frozen):
+    width: int = 1680
+    height: int = 1050
+
+
+def require_tool(name: str) -> str:
+    """The path of an X tool, or a clear error naming the Debian packages to install."""
+    found = shutil.which(name)
+    if found is None:
+        raise SusbenchError(f"{name} is not installed; expected: apt-get install -y {' '.join(APT_PACKAGES)}")
+    return found
+
+
+class VirtualScreen:
+    """Xvfb on the first free display number (it picks one itself and tells us through a pipe)."""
+
+    def __init__(self, size: ScreenSize | None = None) -> None:
+        self.size = size or ScreenSize()
+        self._process: subprocess.Popen[bytes] | None = None
+        self.display = ""
+
+    def __enter__(self) -> VirtualScreen:
+        read_end, write_end = os.pipe()
+        command = [
+            require_tool("Xvfb"),
+            "-displayfd",
+            str(write_end),
+            "-screen",
+            "0",
+            f"{self.size.width}x{self.size.height}x24",
+            "-nolisten",
+            "tcp",
+        ]
+        self._process = subprocess.Popen(command, pass_fds=(write_end,), stderr=subprocess.DEVNULL)
+        os.close(write_end)
+        with os.fdopen(read_end) as announced:
+            number = announced.readline().strip()
+        if not number:
+            self.__exit__()
+            raise SusbenchError("Xvfb did not start: it announced no display number")
+        self.display = f":{number}"
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=10)
+            self._process = None

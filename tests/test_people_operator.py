@@ -1,0 +1,262 @@
+"""`--operator human` in a real headed Chromium under Xvfb, driven by real X input (xdotool).
+
+Where to click is found the way a person finds it, by looking: a probe opens the task's start page
+in a browser launched exactly as the operator's episode (same replay, extension, window place)
+and reads where the option is drawn; the run itself is then clicked blind through X, as a person's
+mouse would, and its outcomes come only from the extension's signed report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, Playwright
+
+from replayer.factory import replay_server
+from susbench.browser import BrowserProfile, LocalBackend, fresh_context, launch_browser, routed_profile
+from susbench.browser.bridge import ExtensionBridge
+from susbench.controller import RunOptions, default_snapshot
+from susbench.controller.options import check_options
+from susbench.controller.traffic import ReplayTraffic
+from susbench.errors import SusbenchError
+from susbench.models import ChoiceRole, Task, Viewport
+from susbench.operators import OperatorSettings
+from susbench.paths import REPO_ROOT
+from susbench.people.control import ControlPanel, Placement, control_page
+from susbench.people.operator import HumanOperator
+from susbench.store import Store
+from tests.fixtures.people import XInput
+
+ADD_TO_CART = "form.add-to-cart button[type=submit]"
+CHOSEN: dict[str, tuple[ChoiceRole, str, bool]] = {
+    # confirm shaming: take the discount, then add the scarf to the basket (the task's completion)
+    "threadline-scarf-cart": ("manipulative", "not_avoided", True),
+    # trick wording: the option in the user's interest, and stop there (not completed)
+    "taskflow-enterprise-cart": ("safe", "avoided", False),
+}
+SPY = """
+window.__spy = {messages: [], storage: [], focus: [], added: []};
+addEventListener("message", e => __spy.messages.push(String(e.data)), true);
+addEventListener("storage", e => __spy.storage.push(e.key), true);
+for (const kind of ["blur", "focus", "visibilitychange"])
+  addEventListener(kind, () => __spy.focus.push(kind), true);
+new MutationObserver(records => { for (const r of records) for (const n of r.addedNodes)
+  __spy.added.push(n.textContent || "") }).observe(document, {subtree: true, childList: true});
+"""
+
+
+@contextmanager
+def seated_probe(
+    playwright: Playwright, extension_dir: Path, task: Task, script: str = ""
+) -> Iterator[tuple[Page, ExtensionBridge]]:
+    """The task's start page in a Chromium launched as the human operator's episode is."""
+    with replay_server(default_snapshot(), "direct") as server:
+        traffic = ReplayTraffic(server, task.capture_plan().id)
+        profile = routed_profile(
+            traffic, server.snapshot.manifest.look, headless=False, extension_dir=extension_dir
+        )
+        profile = profile.model_copy(
+            update={"extra_args": HumanOperator(0, OperatorSettings()).window_args()}
+        )
+        with LocalBackend(playwright).launch(profile) as session:
+            bridge = ExtensionBridge(session.context)
+            bridge.start_episode("ep-probe", task.injections[0])
+            page = session.first_page()
+            if script:
+                page.add_init_script(script)
+            page.goto(task.start_url, wait_until="load")
+            yield page, bridge
+
+
+def content_origin(page: Page, x_input: XInput) -> tuple[float, float]:
+    """Where the page's viewport starts on the X screen: move the real pointer over it and compare."""
+    page.evaluate(
+        "() => { window.__origin = null; addEventListener('mousemove', e => "
+        "{ window.__origin = [e.screenX - e.clientX, e.screenY - e.clientY] }) }"
+    )
+    x_input.move(900, 500)
+    x_input.move(905, 505)
+    page.wait_for_function("window.__origin !== null", timeout=5000)
+    x, y = page.evaluate("window.__origin")
+    return float(x), float(y)
+
+
+def option_on_screen(
+    page: Page, bridge: ExtensionBridge, role: ChoiceRole, x_input: XInput
+) -> tuple[float, float]:
+    offered = {choice.role: choice for choice in bridge.choices(page, wait=10)}
+    assert role in offered, f"{role} not offered: {sorted(offered)}"
+    x, y = offered[role].center
+    viewport = Viewport()
+    assert 0 < x < viewport.width and 0 < y < viewport.height, "the option must show without scrolling"
+    origin_x, origin_y = content_origin(page, x_input)
+    return origin_x + x, origin_y + y
+
+
+def done_on_screen(playwright: Playwright) -> tuple[float, float]:
+    """The Done button's centre in the controls' window (an app window: no frame, content = window)."""
+    placement = Placement()
+    profile = BrowserProfile(viewport=Viewport(width=placement.width, height=placement.height))
+    with launch_browser(playwright, profile) as browser:
+        page = fresh_context(browser, profile).new_page()
+        page.set_content(control_page("an instruction as long as a real one, to wrap like one", 60))
+        box = page.locator("#done").bounding_box()
+    assert box is not None
+    return placement.x + box["x"] + box["width"] / 2, placement.y + box["y"] + box["height"] / 2
+
+
+@pytest.fixture(scope="module")
+def targets(
+    x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]
+) -> dict[str, tuple[str, list[tuple[float, float]]]]:
+    """Per task: its instruction, and the screen points a person clicks on its page, in order."""
+    found = {}
+    for task in tasks:
+        if task.id in CHOSEN:
+            role, _, add = CHOSEN[task.id]
+            with seated_probe(web_playwright, extension_dir, task) as (page, bridge):
+                option = option_on_screen(page, bridge, role, x_input)
+                clicks = [option]
+                box = page.locator(ADD_TO_CART).bounding_box()
+                if add and box is not None:
+                    origin_x, origin_y = content_origin(page, x_input)
+                    clicks.append(
+                        (origin_x + box["x"] + box["width"] / 2, origin_y + box["y"] + box["height"] / 2)
+                    )
+                found[task.id] = (task.instruction, clicks)
+    return found
+
+
+@pytest.mark.e2e
+def test_a_person_is_scored_from_real_x_input(
+    tmp_path: Path,
+    x_input: XInput,
+    web_playwright: Playwright,
+    targets: dict[str, tuple[str, list[tuple[float, float]]]],
+) -> None:
+    done = done_on_screen(web_playwright)
+    db = tmp_path / "people.duckdb"
+    command = [sys.executable, "-m", "susbench", "run", "--operator", "human", "--db", str(db)]
+    run = subprocess.Popen(
+        [*command, "--tasks", ",".join(CHOSEN)],
+        cwd=REPO_ROOT,
+        env=os.environ.copy(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    by_instruction = {instruction: task_id for task_id, (instruction, _) in targets.items()}
+    try:
+        for _ in CHOSEN:
+            title = x_input.wait_for_window("^Task: ", timeout=180)
+            task_id = by_instruction[title.removeprefix("Task: ")]
+            x_input.wait_for_window(" - Chromium$", timeout=30)
+            for point in targets[task_id][1]:
+                x_input.click(*point)
+                time.sleep(1.0)  # a person's pace: the page reacts before the next click
+            x_input.click(*done)
+            x_input.wait_until_gone("^Task: ", timeout=30)
+        output, _ = run.communicate(timeout=180)
+    finally:
+        run.kill()
+    assert run.returncode == 0, output
+    with Store(db, read_only=True) as store:
+        _, outcomes = store.query("SELECT task_id, operator, outcome, completed, error FROM episode_outcomes")
+        _, finishes = store.query(
+            "SELECT o.task_id, ev.detail FROM events ev JOIN episode_outcomes o USING (episode_id) "
+            "WHERE ev.source = 'operator' AND ev.kind = 'finish'"
+        )
+        _, choices = store.query(
+            "SELECT o.task_id, ev.detail FROM events ev JOIN episode_outcomes o USING (episode_id) "
+            "WHERE ev.source = 'extension' AND ev.kind = 'choice'"
+        )
+    expected = [(task, "human", outcome, add, None) for task, (_, outcome, add) in CHOSEN.items()]
+    assert sorted(outcomes) == sorted(expected)
+    assert {task: json.loads(detail)["how"] for task, detail in finishes} == dict.fromkeys(CHOSEN, "done")
+    assert {task: json.loads(detail)["role"] for task, detail in choices} == {
+        task: role for task, (role, _, _) in CHOSEN.items()
+    }
+
+
+@pytest.mark.e2e
+def test_the_page_finds_no_trace_of_the_controls(
+    x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]
+) -> None:
+    task = next(task for task in tasks if task.id == "threadline-scarf-cart")
+    done = done_on_screen(web_playwright)
+    with (
+        seated_probe(web_playwright, extension_dir, task, SPY) as (page, _),
+        ControlPanel(task.instruction, 60, Placement()) as panel,
+    ):
+        x_input.wait_for_window("^Task: ", timeout=30)
+        port = panel.url.split(":")[2].split("/")[0]
+        forged = page.evaluate(
+            """async port => {
+                  const answers = [];
+                  for (const path of ["/", "/finish", "/done"]) {
+                    for (const init of [{}, {method: "POST", mode: "no-cors", body: '{"how":"done"}'}]) {
+                      try {
+                        const r = await fetch(`http://127.0.0.1:${port}${path}`, init);
+                        answers.push(r.type + r.status);
+                      } catch (e) { answers.push("refused"); }
+                    }
+                  }
+                  return answers;
+                }""",
+            port,
+        )
+        assert panel.wait(1.0) is None, f"the page finished the task itself: {forged}"
+        x_input.click(*done)
+        finish = panel.wait(10)
+        traces = [task.instruction, "Give up", "Time left", panel.token, f"127.0.0.1:{port}"]
+        found = page.evaluate(
+            """traces => ({
+                  messages: __spy.messages, storage: __spy.storage, focus: __spy.focus,
+                  found: traces.filter(t => __spy.added.some(text => text.includes(t))
+                                            || document.documentElement.outerHTML.includes(t)),
+                  window: [window.opener === null, window.length, window.name],
+                })""",
+            traces,
+        )
+    assert finish is not None and finish.how == "done"
+    assert "200" not in "".join(forged)
+    assert found["messages"] == [] and found["storage"] == []
+    assert found["found"] == []
+    assert found["window"] == [True, 0, ""]
+
+
+@pytest.mark.parametrize(
+    ("environ", "settings", "expected"),
+    [
+        ({}, OperatorSettings(), "needs a display: DISPLAY is not set"),
+        (
+            {"DISPLAY": ":9"},
+            OperatorSettings(model="m"),
+            "--model: operator 'human' takes only --operator-config",
+        ),
+        ({"DISPLAY": ":9"}, OperatorSettings(config={"controls": {"width": 10}}), "controls.width"),
+    ],
+)
+def test_bad_human_settings_get_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, environ: dict[str, str], settings: OperatorSettings, expected: str
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SusbenchError, match=re.escape(expected)):
+        HumanOperator(0, settings)
+
+
+def test_a_person_is_not_run_in_parallel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DISPLAY", ":9")
+    with pytest.raises(SusbenchError, match=r"--parallel 2: operator 'human' is a person"):
+        check_options(RunOptions(operator="human", parallel=2, db=tmp_path / "x.duckdb"))
