@@ -29,6 +29,7 @@ test: setup engine
 # and the registry-free Debian base image the browser image builds on.
 engine: $(STAMP)
 	ci/podman-service.sh ensure $(BIN)/susbench
+	ci/test-packages.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -16,7 +16,7 @@ from susbench.browser.bridge import ExtensionBridge, ExtensionReport
 from susbench.controller.episode import act_on_task
 from susbench.loading import load_model
 from susbench.models import Frozen, Identifier, Injection, OutcomeKind, Task
-from susbench.operators import Limits
+from susbench.operators import Limits, OperatorSettings
 from susbench.operators.scripted import IdleOperator, ScriptedOperator
 from susbench.web.quirks import COOKIE
 from tests.fixtures.extension import shortest_task_with
@@ -92,7 +92,9 @@ def run_case(
     """One episode of the case's operator on the task of its injection, with the quirk switched on."""
     task = shortest_task_with(injection, tasks)
     policy = None if case.operator == "idle" else case.operator
-    operator = IdleOperator(0) if policy is None else ScriptedOperator(policy, 0, policy, clicks)
+    operator = (
+        IdleOperator(0, OperatorSettings()) if policy is None else ScriptedOperator(policy, 0, policy, clicks)
+    )
     actions: list[tuple[str, dict[str, Any]]] = []
     context.add_cookies([{"name": COOKIE, "value": case.quirk, "domain": injection.site, "path": "/"}])
     page = context.new_page()

@@ -1,0 +1,17 @@
+#!/bin/sh
+# The Debian packages the end-to-end tests need beyond Chromium (run by `make test`, as root; a user
+# without root is told what to install): a virtual screen and real X input for people as operators
+# (xvfb, xdotool) and npm for fetching ReplayWeb.page in the interoperability test.
+set -eu
+missing=""
+for package in xvfb xdotool; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
+done
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "missing Debian packages:$missing (apt-get install -y$missing); their tests will skip or fail" >&2
+  exit 0
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
