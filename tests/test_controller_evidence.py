@@ -133,11 +133,11 @@ def test_decided_outcomes_survive_the_operators_failure(web_playwright: Playwrig
         ("fails-at-once", "error", "operator failed: RuntimeError: the model server went away"),
         ("naive-then-crashes", "not_avoided", "operator failed: RuntimeError: the model server went away"),
     ]
-    # The pattern was on screen when fails-at-once crashed: the extension would score the episode's
-    # end as "avoided", but nothing was decided before the failure, so the outcome is `error`.
-    assert deciding == [
+    # fails-at-once crashed before deciding anything: whatever the extension makes of the episode's
+    # end (an exposure counts only once the pattern could be seen), its outcome is `error`.
+    decided_before_end = [row for row in deciding if row[1] != "episode_end"]
+    assert decided_before_end == [
         ("careful-then-hangs", "choice", "safe"),
-        ("fails-at-once", "episode_end", None),
         ("naive-then-crashes", "choice", "manipulative"),
     ]
 
