@@ -3,6 +3,7 @@ or a persistent context (the only kind that runs extensions), both from one `Bro
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 from collections.abc import Callable, Iterator
@@ -53,6 +54,12 @@ def context_options(profile: BrowserProfile) -> dict[str, Any]:
     }
 
 
+def browser_env() -> dict[str, str]:
+    """This process's environment for Chromium: a shared Playwright driver may predate `DISPLAY`
+    (a virtual screen started after it), and a headed browser needs the current one."""
+    return dict(os.environ)
+
+
 def _start(profile: BrowserProfile, start: Callable[[Path], Started]) -> Started:
     executable = profile.executable or find_chromium()
     try:
@@ -67,7 +74,7 @@ def launch_browser(playwright: Playwright, profile: BrowserProfile) -> Iterator[
     browser = _start(
         profile,
         lambda executable: playwright.chromium.launch(
-            executable_path=str(executable), headless=profile.headless, args=profile.args()
+            executable_path=str(executable), headless=profile.headless, args=profile.args(), env=browser_env()
         ),
     )
     try:
@@ -88,6 +95,7 @@ def launch_persistent_context(
             executable_path=str(executable),
             headless=profile.headless,
             args=profile.args(cdp_port),
+            env=browser_env(),
             **context_options(profile),
         ),
     )

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError, computed_field
 
 from susbench.bundle import BundleEpisode, BundleRun, ResultManifest, bundle_episodes, read_bundle
-from susbench.controller.identity import INPUT_LABELS, RunIdentity, RunInputs, episode_key
+from susbench.controller.identity import BROWSER_FIELDS, INPUT_LABELS, RunIdentity, RunInputs, episode_key
 from susbench.controller.options import RunOptions, SnapshotFacts, snapshot_facts
 from susbench.controller.planning import EpisodeJob, Planner, episode_job
 from susbench.controller.run import QuietObserver, RunObserver, load_materials, run_benchmark
@@ -138,8 +138,8 @@ def input_changes(run: BundleRun, snapshot: SnapshotFacts, inputs: RunInputs) ->
             f"snapshot: the run replayed {was}; {snapshot.path} is {snapshot.id} (sha256 {snapshot.sha256})"
         )
     for name, label in INPUT_LABELS.items():
-        if name == "snapshot_sha256":
-            continue
+        if name == "snapshot_sha256" or name in BROWSER_FIELDS:
+            continue  # the snapshot is compared above; a container run's image is part of its identity
         then, now = getattr(run.inputs, name), getattr(inputs, name)
         if then != now:
             changes.append(f"{label}: {then or 'not recorded'} in the bundle, {now} here")
