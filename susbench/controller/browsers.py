@@ -51,13 +51,13 @@ class HostBrowsers:
     def __init__(self, setup: WorkerSetup, backend: BrowserBackend, traffic: TrafficSource) -> None:
         self._setup = setup
         self._backend = backend
-        self._traffic = traffic
+        self.traffic = traffic
 
     @contextmanager
     def episode(
         self, episode: Episode, session: str, cdp: bool, window: tuple[str, ...] | None = None
     ) -> Iterator[EpisodeBrowser]:
-        with self._traffic.episode(episode, session) as traffic:
+        with self.traffic.episode(episode, session) as traffic:
             profile = routed_profile(
                 traffic,
                 self._setup.look,

@@ -21,7 +21,7 @@ from playwright.sync_api import Page
 
 from susbench.browser import BrowserBackend, BrowserSession
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
-from susbench.controller.browsers import EpisodeBrowsers, worker_browsers
+from susbench.controller.browsers import EpisodeBrowsers, HostBrowsers, worker_browsers
 from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.planning import EpisodeJob
@@ -176,7 +176,10 @@ class EpisodeRunner:
 
     @property
     def traffic(self) -> TrafficSource:
-        return self._traffic
+        """The worker's replay or live traffic (browsers on this machine only; a container has its own)."""
+        if not isinstance(self._browsers, HostBrowsers):
+            raise BrowserError("this worker's browsers are in a container: their traffic is the container's")
+        return self._browsers.traffic
 
     def run(self, job: EpisodeJob) -> EpisodeRecord:
         """One episode; a failure outside the operator's turn is an `error` outcome, the browser is
