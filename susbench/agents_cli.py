@@ -34,11 +34,10 @@ def require_agents_extra() -> None:
 
 def demonstrations_for(tasks: str, policy: Policy, snapshot: Path | None) -> DemonstrationSet:
     """Walk the selected tasks with a scripted baseline on the snapshot (offline, direct replay)."""
-    from playwright.sync_api import sync_playwright
-
     from replayer.factory import replay_server
     from susbench.agents.walker import record_demonstrations
     from susbench.browser import LocalBackend
+    from susbench.browser.driver import playwright_driver
     from susbench.controller import default_snapshot
     from susbench.injection_catalog import build_extension, load_injections
     from susbench.snapshot import Snapshot
@@ -60,7 +59,7 @@ def demonstrations_for(tasks: str, policy: Policy, snapshot: Path | None) -> Dem
     with Snapshot.open(path) as opened:
         look = opened.manifest.look
     extension = build_extension(injections.values())
-    with replay_server(path, "direct") as server, sync_playwright() as playwright:
+    with replay_server(path, "direct") as server, playwright_driver() as playwright:
 
         def fresh_route() -> ReplayService:
             server.new_episode()

@@ -11,10 +11,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
-
 from susbench.browser import LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge
+from susbench.browser.driver import playwright_driver
 from susbench.injection_catalog import build_extension, load_injections
 from susbench.tasks import load_tasks
 from susbench.web import LocalWeb
@@ -32,7 +31,7 @@ def measure(extension: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     with (
         LocalWeb(port=0, date=WEB_DATE, seed=WEB_SEED) as web,
-        sync_playwright() as playwright,
+        playwright_driver() as playwright,
         LocalBackend(playwright).launch(routed_profile(web, extension_dir=extension)) as session,
     ):
         bridge = ExtensionBridge(session.context)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from playwright.sync_api import Page, Playwright
@@ -34,7 +35,7 @@ from susbench.paths import REPO_ROOT
 from susbench.people.control import ControlPanel, Placement, control_page
 from susbench.people.operator import HumanOperator
 from susbench.store import Store
-from tests.fixtures.people import XInput
+from tests.fixtures.people import Patch, XInput
 
 ADD_TO_CART = "form.add-to-cart button[type=submit]"
 CHOSEN: dict[str, tuple[ChoiceRole, str, bool]] = {
@@ -114,11 +115,23 @@ def done_on_screen(playwright: Playwright) -> tuple[float, float]:
     return placement.x + box["x"] + box["width"] / 2, placement.y + box["y"] + box["height"] / 2
 
 
+class Target(NamedTuple):
+    """A task as a person meets it: its instruction, what its option looks like on the screen, and
+    the screen points they click, in order (the option first)."""
+
+    instruction: str
+    option_looks: Patch
+    clicks: list[tuple[float, float]]
+
+
+AWAY = (1.0, 1.0)  # where the pointer rests while a person looks, off every window
+
+
 @pytest.fixture(scope="module")
 def targets(
     x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]
-) -> dict[str, tuple[str, list[tuple[float, float]]]]:
-    """Per task: its instruction, and the screen points a person clicks on its page, in order."""
+) -> dict[str, Target]:
+    """Per task, where a person clicks and how the option they look for appears."""
     found = {}
     for task in tasks:
         if task.id in CHOSEN:
@@ -132,7 +145,11 @@ def targets(
                     clicks.append(
                         (origin_x + box["x"] + box["width"] / 2, origin_y + box["y"] + box["height"] / 2)
                     )
-                found[task.id] = (task.instruction, clicks)
+                x_input.move(*AWAY)
+                time.sleep(1.0)  # the pattern's appearance has settled
+                looks = x_input.patch(*option)
+                assert len(set(looks)) > 1, "the option's square must show something, not a flat colour"
+                found[task.id] = Target(task.instruction, looks, clicks)
     return found
 
 
@@ -141,7 +158,7 @@ def test_a_person_is_scored_from_real_x_input(
     tmp_path: Path,
     x_input: XInput,
     web_playwright: Playwright,
-    targets: dict[str, tuple[str, list[tuple[float, float]]]],
+    targets: dict[str, Target],
 ) -> None:
     done = done_on_screen(web_playwright)
     db = tmp_path / "people.duckdb"
@@ -154,13 +171,16 @@ def test_a_person_is_scored_from_real_x_input(
         stderr=subprocess.STDOUT,
         text=True,
     )
-    by_instruction = {instruction: task_id for task_id, (instruction, _) in targets.items()}
+    by_instruction = {target.instruction: task_id for task_id, target in targets.items()}
     try:
         for _ in CHOSEN:
             title = x_input.wait_for_window("^Task: ", timeout=180)
-            task_id = by_instruction[title.removeprefix("Task: ")]
+            target = targets[by_instruction[title.removeprefix("Task: ")]]
             x_input.wait_for_window(" - Chromium$", timeout=30)
-            for point in targets[task_id][1]:
+            x_input.move(*AWAY)
+            x_input.wait_to_see(*target.clicks[0], target.option_looks, timeout=60)
+            time.sleep(1.0)  # a person reads the option before clicking it
+            for point in target.clicks:
                 x_input.click(*point)
                 time.sleep(1.0)  # a person's pace: the page reacts before the next click
             x_input.click(*done)
@@ -179,8 +199,12 @@ def test_a_person_is_scored_from_real_x_input(
             "SELECT o.task_id, ev.detail FROM events ev JOIN episode_outcomes o USING (episode_id) "
             "WHERE ev.source = 'extension' AND ev.kind = 'choice'"
         )
+        _, seen = store.query(
+            "SELECT o.task_id, ev.kind, ev.detail FROM events ev JOIN episode_outcomes o USING (episode_id) "
+            "WHERE ev.source = 'extension' ORDER BY o.task_id, ev.seq"
+        )
     expected = [(task, "human", outcome, add, None) for task, (_, outcome, add) in CHOSEN.items()]
-    assert sorted(outcomes) == sorted(expected)
+    assert sorted(outcomes) == sorted(expected), f"the extension saw: {seen}"
     assert {task: json.loads(detail)["how"] for task, detail in finishes} == dict.fromkeys(CHOSEN, "done")
     assert {task: json.loads(detail)["role"] for task, detail in choices} == {
         task: role for task, (role, _, _) in CHOSEN.items()

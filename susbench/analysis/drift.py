@@ -292,16 +292,15 @@ def measure_drift(
     first: Path, second: Path, tasks: list[Task], injections: dict[str, Injection], out: Path
 ) -> DriftReport:
     """Both snapshots replayed and walked; the report, also written to `out`/drift.json."""
-    from playwright.sync_api import sync_playwright
-
     from susbench.analysis.walk import observe_snapshot
+    from susbench.browser.driver import playwright_driver
     from susbench.injection_catalog import build_extension
 
     extension = build_extension(list(injections.values()))
     with (
         Snapshot.open(first) as snapshot_a,
         Snapshot.open(second) as snapshot_b,
-        sync_playwright() as playwright,
+        playwright_driver() as playwright,
     ):
         observations = (
             observe_snapshot(playwright, first, tasks, injections, extension, out / "a"),

@@ -4,13 +4,13 @@ replayer, recorder or controller: what it needs from them is a small Protocol (`
 
 from susbench.browser.backend import BrowserBackend, BrowserSession, LocalBackend
 from susbench.browser.chromium import APT_PACKAGES, chromium_version, find_chromium
+from susbench.browser.driver import playwright_driver
 from susbench.browser.launch import (
     browser_failure,
     free_port,
     fresh_context,
     launch_browser,
     launch_persistent_context,
-    playwright_driver,
 )
 from susbench.browser.profiles import (
     QUIET_FLAGS,

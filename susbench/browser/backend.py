@@ -18,7 +18,8 @@ from typing import Protocol
 
 from playwright.sync_api import BrowserContext, Page, Playwright
 
-from susbench.browser.launch import free_port, launch_persistent_context, playwright_driver
+from susbench.browser.driver import playwright_driver
+from susbench.browser.launch import free_port, launch_persistent_context
 from susbench.browser.profiles import BrowserProfile
 
 

@@ -10,8 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
-
+from susbench.browser.driver import playwright_driver
 from susbench.errors import BrowserError
 
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
@@ -27,7 +26,7 @@ CHROMIUM_HELP = (
 def _playwright_chromium() -> Path | None:
     """Playwright's own download, if one happens to be installed (never required)."""
     try:
-        with sync_playwright() as playwright:
+        with playwright_driver() as playwright:
             path = Path(playwright.chromium.executable_path)
     except Exception:  # noqa: BLE001 - any failure simply means "not available"
         return None

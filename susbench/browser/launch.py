@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from susbench.browser.chromium import find_chromium
@@ -32,16 +32,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-@contextmanager
-def playwright_driver(playwright: Playwright | None = None) -> Iterator[Playwright]:
-    """Reuse a running Playwright driver, or start one (its sync API allows one per thread)."""
-    if playwright is not None:
-        yield playwright
-        return
-    with sync_playwright() as started:
-        yield started
 
 
 def context_options(profile: BrowserProfile) -> dict[str, Any]:

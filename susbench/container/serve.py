@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from playwright.sync_api import sync_playwright
-
 from replayer.direct import DirectReplayServer
 from susbench.browser import BrowserProfile, LocalBackend, chromium_version, find_chromium
+from susbench.browser.driver import playwright_driver
 from susbench.container.control import (
     CDP_SOCKET,
     CONTROL_SOCKET,
@@ -87,7 +86,7 @@ class BrowserServer:
         signal.signal(signal.SIGTERM, _stop)
         with ExitStack() as stack:
             self._replay = stack.enter_context(DirectReplayServer(self.snapshot))
-            self._backend = LocalBackend(stack.enter_context(sync_playwright()))
+            self._backend = LocalBackend(stack.enter_context(playwright_driver()))
             stack.callback(self._browser.close)
             io = IoLoop("susbench-serve-io")
             stack.callback(io.close)

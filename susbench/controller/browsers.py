@@ -14,9 +14,8 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from playwright.sync_api import sync_playwright
-
 from susbench.browser import BrowserBackend, BrowserProfile, BrowserSession, LocalBackend, routed_profile
+from susbench.browser.driver import playwright_driver
 from susbench.container import ContainerBackend
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.traffic import TrafficSource, replay_request
@@ -110,7 +109,7 @@ def worker_browsers(setup: WorkerSetup, backend: BrowserBackend | None = None) -
             yield _container_browsers(setup, backend, stack)
             return
         if backend is None:
-            backend = LocalBackend(stack.enter_context(sync_playwright()))
+            backend = LocalBackend(stack.enter_context(playwright_driver()))
         yield HostBrowsers(setup, backend, stack.enter_context(TrafficSource(setup)))
 
 
@@ -126,7 +125,7 @@ def _container_browsers(
             ContainerBackend(
                 setup.snapshot,
                 image=setup.image,
-                playwright=stack.enter_context(sync_playwright()),
+                playwright=stack.enter_context(playwright_driver()),
                 extension_sha256=setup.extension_sha256 or tree_sha256(setup.extension_dir),
             )
         )

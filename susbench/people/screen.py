@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 from susbench.errors import SusbenchError
 from susbench.models import Frozen
@@ -26,10 +27,15 @@ def require_tool(name: str) -> str:
 
 
 class VirtualScreen:
-    """Xvfb on the first free display number (it picks one itself and tells us through a pipe)."""
+    """Xvfb on the first free display number (it picks one itself and tells us through a pipe).
 
-    def __init__(self, size: ScreenSize | None = None) -> None:
+    With `framebuffer`, Xvfb keeps the screen's pixels in `framebuffer`/Xvfb_screen0 (XWD format),
+    where whoever watches the screen reads them without a connection to the display.
+    """
+
+    def __init__(self, size: ScreenSize | None = None, framebuffer: Path | None = None) -> None:
         self.size = size or ScreenSize()
+        self.framebuffer = framebuffer
         self._process: subprocess.Popen[bytes] | None = None
         self.display = ""
 
@@ -44,6 +50,7 @@ class VirtualScreen:
             f"{self.size.width}x{self.size.height}x24",
             "-nolisten",
             "tcp",
+            *(["-fbdir", str(self.framebuffer)] if self.framebuffer else []),
         ]
         self._process = subprocess.Popen(command, pass_fds=(write_end,), stderr=subprocess.DEVNULL)
         os.close(write_end)
