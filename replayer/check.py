@@ -88,7 +88,7 @@ def check_snapshot(
             for url, session in page_urls(server.snapshot):
                 episode = server.new_episode(session)
                 error = load_page(browser, profile, url, timeout_s)
-                own = [e for e in server.log if e.episode == episode and urlsplit(e.url).hostname in hosts]
+                own = [e for e in server.episode_log(episode) if urlsplit(e.url).hostname in hosts]
                 results.append(
                     PageCoverage(
                         url=url,

@@ -34,6 +34,9 @@ MARKER = "X-Susbench-Replay"
 CACHE_BYTES = 32 * 1024 * 1024
 CACHE_ITEM_BYTES = 4 * 1024 * 1024
 START_TIMEOUT_S = 30.0
+LOG_EPISODES = 8
+"""Episodes whose request log a replayer keeps: a worker's server lives for thousands of episodes, and
+each episode's log is read once, right after it."""
 HTML_TYPE = "text/html; charset=utf-8"
 
 
@@ -100,6 +103,7 @@ class ReplayService(Protocol):
     def host_resolver_rules(self) -> str | None: ...
     @property
     def log(self) -> list[ReplayLogEntry]: ...
+    def episode_log(self, episode: int) -> list[ReplayLogEntry]: ...
     @property
     def episode(self) -> int: ...
     @property
@@ -159,14 +163,15 @@ class Responder:
 
     Re-reading and re-decompressing a record (and re-hashing the determinism shim for CSP) per
     request dominated the replay cost; the cache keeps the finished reply per (entry, method), so
-    memory is bounded by CACHE_BYTES whatever the snapshot's size.
+    memory is bounded by CACHE_BYTES whatever the snapshot's size. The log keeps the last
+    LOG_EPISODES episodes, so it is bounded too, however many episodes a server serves.
     """
 
     def __init__(self, snapshot: Any, index: ReplayIndex[Any], determinism: DeterminismConfig) -> None:
         self.snapshot = snapshot
         self.index = index
         self.determinism = determinism
-        self.log: list[ReplayLogEntry] = []
+        self._logs: OrderedDict[int, list[ReplayLogEntry]] = OrderedDict({0: []})
         self.episode = 0
         self.session: str | None = None
         self.lock = threading.Lock()
@@ -193,11 +198,29 @@ class Responder:
         index = ReplayIndex(snapshot.entries(), rules=rules, body_loader=request_body)
         return cls(snapshot, index, determinism)
 
+    @property
+    def cached_bytes(self) -> int:
+        """Bytes of reply bodies the cache holds (at most CACHE_BYTES)."""
+        return self._cached_bytes
+
+    def log(self) -> list[ReplayLogEntry]:
+        """The kept episodes' requests, in the order they were answered."""
+        with self.lock:
+            return [entry for entries in self._logs.values() for entry in entries]
+
+    def episode_log(self, episode: int) -> list[ReplayLogEntry]:
+        """One episode's requests (empty once it is older than the last LOG_EPISODES)."""
+        with self.lock:
+            return list(self._logs.get(episode, ()))
+
     def new_episode(self, session: str | None = None) -> int:
         with self.lock:
             self.episode += 1
             self.session = session
             self.index.new_episode()
+            self._logs[self.episode] = []
+            while len(self._logs) > LOG_EPISODES:
+                self._logs.popitem(last=False)
             return self.episode
 
     def answer(self, method: str, url: str, body: bytes = b"", forward_misses: bool = False) -> Reply | None:
@@ -249,7 +272,7 @@ class Responder:
         rule: str | None = None,
     ) -> None:
         """`model_construct`: the fields are ours and already typed, validation per request is waste."""
-        self.log.append(
+        self._logs[self.episode].append(
             ReplayLogEntry.model_construct(
                 ts=time.time(),
                 method=method,
@@ -311,7 +334,15 @@ class ThreadedReplayServer(ABC):
 
     @property
     def log(self) -> list[ReplayLogEntry]:
-        return list(self._require().log)
+        """The requests of the last LOG_EPISODES episodes."""
+        return self._require().log()
+
+    def episode_log(self, episode: int) -> list[ReplayLogEntry]:
+        return self._require().episode_log(episode)
+
+    @property
+    def cached_bytes(self) -> int:
+        return self._require().cached_bytes
 
     @property
     def episode(self) -> int:
@@ -331,10 +362,7 @@ class ThreadedReplayServer(ABC):
         return self._require().new_episode(session)
 
     def coverage(self, episode: int | None = None) -> Coverage:
-        entries = self.log
-        if episode is not None:
-            entries = [entry for entry in entries if entry.episode == episode]
-        return Coverage.of(entries)
+        return Coverage.of(self.log if episode is None else self.episode_log(episode))
 
     def _require(self) -> Responder:
         if self._responder is None:

@@ -17,7 +17,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from replayer.check import STARTUP_NOISE_S, fresh_context, launch_browser, replay_profile
 from replayer.direct import DirectReplayServer
-from replayer.service import Coverage
+from replayer.service import LOG_EPISODES, Coverage
 from replayer.tls import CA_NAME
 from susbench.web import LocalWeb
 from tests.fixtures.replay import SETTLE_MS, SyntheticExchange, write_snapshot
@@ -90,6 +90,28 @@ def test_https_on_the_same_port_with_a_per_host_leaf_from_the_replay_ca(handmade
     assert status.startswith(b"HTTP/1.1 200") and headers[b"connection"] == b"close"
     assert b"<main id=main>hi</main>" in body and b"<script>" in body
     assert handmade.log[-1].url == "https://shop.test/"
+
+
+def test_the_log_keeps_the_last_episodes_only(tmp_path: Path) -> None:
+    """A worker's replayer serves thousands of episodes: each episode's log is read right after it,
+    and older ones are dropped, so the log does not grow with the run (it did: the soak's workers)."""
+    snapshot = write_snapshot(tmp_path / "one.wacz", [SyntheticExchange("https://shop.test/", PAGE)])
+    with DirectReplayServer(snapshot) as server:
+        episodes = []
+        for _ in range(LOG_EPISODES + 3):
+            episodes.append(server.new_episode())
+            for path in (b"/", b"/missing"):
+                with socket.create_connection(("127.0.0.1", server.port)) as stream:
+                    stream.sendall(
+                        b"GET " + path + b" HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n"
+                    )
+                    _responses(stream, 1)
+        kept, dropped = episodes[-LOG_EPISODES:], episodes[:-LOG_EPISODES]
+        assert [len(server.episode_log(episode)) for episode in dropped] == [0] * len(dropped)
+        assert [len(server.episode_log(episode)) for episode in kept] == [2] * LOG_EPISODES
+        assert [entry.episode for entry in server.log] == [episode for episode in kept for _ in range(2)]
+        last = server.coverage(episodes[-1])
+        assert (last.requests, last.miss, last.matched_ratio) == (2, 1, 0.5)
 
 
 def test_bad_requests_are_refused_not_crashed(handmade: DirectReplayServer) -> None:

@@ -208,7 +208,7 @@ class BrowserServer:
             elif isinstance(request, BeginRequest):
                 result = Began(episode=self._replay.new_episode(request.session))
             elif isinstance(request, LogRequest):
-                entries = [entry for entry in self._replay.log if entry.episode == request.episode]
+                entries = self._replay.episode_log(request.episode)
                 result = EpisodeLog(entries=tuple(entries))
             else:  # status, and the answer to a hold
                 result = self._status()

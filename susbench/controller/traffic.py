@@ -57,7 +57,7 @@ class ReplayTraffic:
     def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]:
         if not self._server.alive:
             raise SusbenchError(f"the replay server (port {self._server.port}) stopped during the episode")
-        entries = [entry for entry in self._server.log if entry.episode == self._episode]
+        entries = self._server.episode_log(self._episode)
         return tuple(replay_request(entry) for entry in entries), None
 
 
