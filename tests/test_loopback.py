@@ -2,9 +2,11 @@
 
 Found by grepping the code for listening sockets: the local web, the replayer in both modes, the
 recording proxy, the model servers of the agent tests, the container's CDP relay, Chromium's CDP port
-(operators that ask for it), and the command lines `web serve`, `replay serve` and mitmdump with our
-addon. Each is started for real and its listening sockets are read from /proc (the kernel's own
-table, by socket inode of the process), so what is checked is what is bound.
+(operators that ask for it), and the command lines `web serve`, `replay serve`, mitmdump with our
+addon, `agents serve` (the local model server) and `browser serve` (the browser container's one process,
+run here on the host: its replayer and Chromium's DevTools port listen inside, the host reaches them
+only through the socket folder). Each is started for real and its listening sockets are read from
+/proc (the kernel's own table, by socket inode of the process), so what is checked is what is bound.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -23,10 +25,13 @@ from playwright.sync_api import Playwright
 
 from recorder.proxy import RecordingProxy
 from replayer.factory import replay_server
+from susbench.agents.demonstration import Demonstration, DemonstrationSet, Move
 from susbench.agents.servers.base import ModelServer
 from susbench.browser import LocalBackend, routed_profile
 from susbench.container.relay import TcpToUnixRelay
 from susbench.controller import default_snapshot
+from susbench.injection_catalog import build_extension, load_injections
+from susbench.models import Viewport
 from susbench.paths import REPO_ROOT
 from susbench.web import LocalWeb
 from tests.fixtures.processes import descendants
@@ -106,12 +111,15 @@ def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwr
 
 
 @contextmanager
-def serving(command: list[str]) -> Iterator[set[tuple[str, int]]]:
-    """Run a server command until it listens; yields what it listens on, then interrupts it."""
+def serving(
+    command: list[str], until: Callable[[set[tuple[str, int]]], bool] = bool
+) -> Iterator[set[tuple[str, int]]]:
+    """Run a server command until it listens (on what `until` asks for); yields what it listens on,
+    then interrupts it."""
     process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not (bound := listening(process.pid, with_children=True)):
+        while not until(bound := listening(process.pid, with_children=True)):
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             assert time.monotonic() < deadline, f"{command} did not listen within {START_TIMEOUT_S:g} s"
             time.sleep(0.2)
@@ -156,3 +164,36 @@ def test_every_server_command_listens_on_loopback_unless_told_otherwise(name: st
         assert {address for address, _ in bound} == {"127.0.0.1"}, bound
     with serving([*COMMANDS[name], HOST_OPTION[name], "0.0.0.0"]) as bound:
         assert {address for address, _ in bound} == {"0.0.0.0"}, bound
+
+
+def test_agents_serve_listens_on_loopback_only(tmp_path: Path) -> None:
+    """`agents serve` has no host option: loopback is all it can listen on."""
+    played = DemonstrationSet(
+        demonstrations=(
+            Demonstration(
+                task_id="pizzapalace-margherita-order",
+                instruction="order a margherita",
+                injection_id=None,
+                policy="careful",
+                viewport=Viewport(),
+                outcome="avoided",
+                moves=(Move(kind="done", text="done"),),
+            ),
+        )
+    ).save(tmp_path / "demonstrations.json")
+    with serving([*SUSBENCH, "agents", "serve", "--demonstrations", str(played), "--port", "0"]) as bound:
+        assert {address for address, _ in bound} == {"127.0.0.1"}, bound
+
+
+@pytest.mark.e2e
+def test_browser_serve_listens_on_loopback_only(tmp_path: Path) -> None:
+    """The container's server on the host: its replayer and the browser it launches listen on loopback,
+    so even outside a container without network they are not reachable from other machines."""
+    sockets = tmp_path / "sockets"
+    sockets.mkdir()
+    extension = build_extension(load_injections(), tmp_path / "extension")
+    command = [*SUSBENCH, "browser", "serve", "--snapshot", str(default_snapshot())]
+    command += ["--socket-dir", str(sockets), "--extension", str(extension)]
+    replayer_and_devtools = 2
+    with serving(command, until=lambda bound: len(bound) >= replayer_and_devtools) as bound:
+        assert {address for address, _ in bound} <= LOOPBACK, bound
