@@ -41,6 +41,7 @@
       const missing = firstIndex(events, 0, (e) => e.kind === "anchor_missing");
       if (!found && missing >= 0) return ["not_encountered", "anchor not found", missing];
       if (!events.some((e) => e.kind === "page_matched")) return ["not_encountered", "the injection's page was never reached", -1];
+      if (!found) return ["not_encountered", "the page was left before its anchor was found", -1];
       return ["not_encountered", "injected but never shown in the viewport", -1];
     }
     if (type === "disguised_ad") {
