@@ -22,11 +22,12 @@ from rich.console import Console
 from recorder.failures import explain_load_failure
 from replayer.cli import _coverage_table
 from replayer.service import Coverage, ReplayLogEntry
-from susbench.models import HostMap
+from susbench.models import HostMap, OutcomeKind
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
 from susbench.store import Store
 from susbench.terminal import json_words, shell_words
+from tests.test_analysis_results import TASKS, add_episode, add_run
 
 BUNDLED = next(iter(sorted(SNAPSHOTS_DIR.glob("*.wacz"))))
 SUSBENCH = Path(sys.executable).with_name("susbench")
@@ -108,6 +109,31 @@ def test_coverage_table_fits_80_columns_and_keeps_each_url_whole() -> None:
         elif words:
             cells[-1] += words[0]
     assert cells == [page.split("://")[1] for page in pages]
+
+
+def test_report_episodes_table_shows_every_column_at_80_columns(tmp_path: Path) -> None:
+    """Squeezed by its wrapping headers, the table came out a character too wide and lost `control`."""
+    db = tmp_path / "results.duckdb"
+    outcomes = [OutcomeKind.AVOIDED, OutcomeKind.NOT_AVOIDED, OutcomeKind.NOT_ENCOUNTERED, OutcomeKind.ERROR]
+    with Store(db) as store:
+        for operator in ("naive", "careful", "random"):
+            add_run(store, f"run-{operator}", operator)
+            for repeat in range(40):
+                for index, task in enumerate(TASKS):
+                    kind = outcomes[(repeat + index) % len(outcomes)]
+                    add_episode(store, f"run-{operator}", operator, task, kind, repeat=repeat)
+    result = susbench("report", "--db", str(db), "--no-model")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    start = next(index for index, line in enumerate(lines) if line.startswith("Episodes"))
+    end = next(index for index, line in enumerate(lines[start:], start) if not line.strip())
+    table = [line.split() for line in lines[start:end]]
+    header = next(words for words in table if words[:1] == ["operator"])
+    assert header[-1] == "control"
+    operators = ("naive", "careful", "random")
+    rows = {words[0]: words for words in table if words and words[0] in operators}
+    assert {operator: row[-1] for operator, row in rows.items()} == dict.fromkeys(operators, "0")
 
 
 def test_snapshot_info_at_80_columns_tells_pages_apart_and_says_what_time_is_frozen() -> None:

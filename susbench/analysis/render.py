@@ -19,7 +19,12 @@ MAX_TYPE_PAIRS_SHOWN = 12
 
 
 def rich_table(rows: Rows, caption: str | None = None) -> Table:
-    """Light rules and a space between columns, names never cut: fits 80 columns where it can."""
+    """Light rules and a space between columns, names never cut: fits 80 columns where it can.
+
+    A number column is no wider than its widest cell or header word (its header wraps instead), so
+    rich never has to squeeze a later column: squeezed, rich gave the columns one character more
+    than the terminal has and cut off the last one.
+    """
     table = Table(
         title=rows.title,
         title_justify="left",
@@ -31,8 +36,14 @@ def rich_table(rows: Rows, caption: str | None = None) -> Table:
     for index, header in enumerate(rows.headers):
         left = index < rows.left
         longest_word = max((len(word) for word in header.split()), default=1)
+        widest_cell = max((len(row[index]) for row in rows.rows), default=0)
         table.add_column(
-            header, justify="left" if left else "right", no_wrap=left, overflow="fold", min_width=longest_word
+            header,
+            justify="left" if left else "right",
+            no_wrap=left,
+            overflow="fold",
+            min_width=longest_word,
+            max_width=None if left else max(longest_word, widest_cell),
         )
     for index, row in enumerate(rows.rows):
         table.add_row(*row, style="bold" if rows.total and index == len(rows.rows) - 1 else None)
