@@ -25,6 +25,7 @@ from replayer.service import Coverage, ReplayLogEntry
 from susbench.models import HostMap, OutcomeKind
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
+from susbench.snapshot.cli import SESSION_LABEL
 from susbench.store import Store
 from susbench.terminal import json_words, shell_words
 from tests.test_analysis_results import TASKS, add_episode, add_run
@@ -136,6 +137,27 @@ def test_report_episodes_table_shows_every_column_at_80_columns(tmp_path: Path) 
     assert {operator: row[-1] for operator, row in rows.items()} == dict.fromkeys(operators, "0")
 
 
+def listed_pages(lines: list[str]) -> list[tuple[str | None, str]]:
+    """(browser session, URL) of each row of `snapshot info`'s pages table, folded cells joined."""
+    listed: list[tuple[str | None, str]] = []
+    session: str | None = None
+    heading = False
+    for line in lines[lines.index(next(line for line in lines if line.startswith("pages"))) :]:
+        cells = [cell.strip() for cell in line.split("│")]
+        if len(cells) != 6:
+            continue
+        if cells[1] == SESSION_LABEL:
+            session, heading = cells[2], True
+        elif heading and not cells[1] and cells[2]:
+            session = (session or "") + cells[2]
+        elif cells[3]:
+            listed.append((session, cells[1]))
+            heading = False
+        elif cells[1]:
+            listed[-1] = (session, listed[-1][1] + cells[1])
+    return listed
+
+
 def test_snapshot_info_at_80_columns_tells_pages_apart_and_says_what_time_is_frozen() -> None:
     result = susbench("snapshot", "info", str(BUNDLED))
     assert result.returncode == 0, result.stderr
@@ -143,15 +165,9 @@ def test_snapshot_info_at_80_columns_tells_pages_apart_and_says_what_time_is_fro
     assert max(len(line) for line in lines) <= 80
     assert "recording time" in result.stdout
     with Snapshot.open(BUNDLED) as snapshot:
-        pages = [page.url for page in snapshot.manifest.pages]
-    urls: list[str] = []
-    for line in lines[lines.index(next(line for line in lines if line.startswith("pages"))) :]:
-        cells = [cell.strip() for cell in line.split("│")]
-        if len(cells) == 6 and cells[3]:
-            urls.append(cells[1])
-        elif len(cells) == 6 and cells[1]:
-            urls[-1] += cells[1]
-    assert urls == [url.split("://")[1] for url in pages]
+        pages = [(page.session, page.url.split("://")[1]) for page in snapshot.manifest.pages]
+    assert len({url for _, url in pages}) < len(pages), "the bundled snapshot visits some URL twice"
+    assert listed_pages(lines) == pages  # two visits of one URL stand under their own browser sessions
 
 
 @pytest.fixture

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import groupby
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from susbench.completion_cli import complete_snapshots
 from susbench.errors import SnapshotError
@@ -23,6 +25,7 @@ SnapshotArgument = Annotated[
     Path, typer.Argument(metavar="SNAPSHOT", help="a .wacz file", autocompletion=complete_snapshots)
 ]
 FROZEN_CLOCK_NOTE = "pages replay at the recording time, not at the --date the local web served"
+SESSION_LABEL = "browser session"  # heads the pages one recorded session visited, in `info`
 
 
 @snapshot_app.command("import")
@@ -70,9 +73,12 @@ def info_command(snapshot_path: SnapshotArgument) -> None:
         pages.add_column("title", overflow="fold", ratio=2)
         pages.add_column("captured UTC", no_wrap=True)
         pages.add_column("requests", justify="right", no_wrap=True)
-        for page in manifest.pages:
-            captured = page.captured_at.astimezone(UTC).strftime("%H:%M:%S")
-            pages.add_row(page.url.split("://", 1)[-1], page.title, captured, str(page.requests))
+        for session, visits in groupby(manifest.pages, key=lambda page: page.session):
+            if session is not None:
+                pages.add_row(Text(SESSION_LABEL, style="dim"), Text(session, style="bold"))
+            for page in visits:
+                captured = page.captured_at.astimezone(UTC).strftime("%H:%M:%S")
+                pages.add_row(page.url.split("://", 1)[-1], page.title, captured, str(page.requests))
         console.print(pages)
 
 
