@@ -42,6 +42,24 @@ def mitmproxy_confdir() -> Path:
     return private_dir(cache_dir() / "mitmproxy")
 
 
+def option_refused(exc: OptionsError, values: dict[str, Any]) -> SusbenchError:
+    """mitmproxy's refusal of an option (its own text, or an addon's) as one error naming the option.
+
+    Our addons start their text with the option's name; mitmproxy's own say which option only by its
+    value at most ("Client certificate path does not exist: PATH"), so that option is named for them.
+    """
+    reason = str(exc)
+    if any(reason.startswith(f"{name}:") for name in values):
+        return SusbenchError(f"recording proxy option {reason}")
+    mentioned = [
+        name for name, value in values.items() if isinstance(value, str) and value and value in reason
+    ]
+    if len(mentioned) == 1:
+        name = mentioned[0]
+        return SusbenchError(f"recording proxy option {name}: {values[name]!r}: {reason}")
+    return SusbenchError(f"recording proxy options ({', '.join(sorted(values))}): {reason}")
+
+
 class RecordingProxy:
     """`with RecordingProxy(host_map=..., upstream_ca=...) as proxy:` records until the block ends.
 
@@ -130,6 +148,8 @@ class RecordingProxy:
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT_S) or self._failure is not None:
             self.stop()
+            if isinstance(self._failure, SusbenchError):
+                raise self._failure
             raise SusbenchError(f"the recording proxy did not start: {self._failure}")
         return self
 
@@ -165,7 +185,7 @@ class RecordingProxy:
         try:
             asyncio.run_coroutine_threadsafe(relabel(), loop).result(START_TIMEOUT_S)
         except OptionsError as exc:
-            raise SusbenchError(str(exc)) from None
+            raise option_refused(exc, {"warc_session": label}) from None
         self.session = label
 
     def _serve(self) -> None:
@@ -186,7 +206,11 @@ class RecordingProxy:
         )
         master = DumpMaster(options, with_termlog=False, with_dumper=False)
         master.addons.add(*self._addons)
-        options.update(**self.options())
+        values = self.options()
+        try:
+            options.update(**values)
+        except OptionsError as exc:
+            raise option_refused(exc, values) from None
         self._master = master
         running = asyncio.ensure_future(master.run())
         proxyserver = master.addons.get("proxyserver")

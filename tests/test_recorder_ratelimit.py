@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from pathlib import Path
 
 import pytest
+from mitmproxy.exceptions import OptionsError
+from mitmproxy.options import Options
+from mitmproxy.tools.dump import DumpMaster
 
-from recorder.proxy import RecordingProxy
+from recorder.proxy import RecordingProxy, option_refused
 from susbench.errors import SusbenchError
 from susbench.models import HostMap
 from tests.fixtures.unseen_shop import UnseenShop
@@ -29,5 +34,21 @@ def test_requests_to_a_host_are_spaced_after_a_burst(unseen_shop: UnseenShop) ->
 
 
 def test_a_negative_rate_is_refused_naming_the_option() -> None:
-    with pytest.raises(SusbenchError, match="host_rate"), RecordingProxy(rate=-1.0):
+    with pytest.raises(SusbenchError) as refused, RecordingProxy(rate=-1.0):
         pass
+    assert str(refused.value) == "recording proxy option host_rate: -1.0: expected 0 or more"
+
+
+def test_mitmproxys_own_refusal_names_the_option(tmp_path: Path) -> None:
+    """mitmproxy's text names a path, not the option: the error names the option it came from."""
+    missing = str(tmp_path / "client.pem")
+
+    async def refuse() -> OptionsError:
+        master = DumpMaster(Options(), with_termlog=False, with_dumper=False)
+        with pytest.raises(OptionsError) as raised:
+            master.options.update(client_certs=missing)
+        return raised.value
+
+    error = option_refused(asyncio.run(refuse()), {"http2": True, "client_certs": missing})
+    assert str(error).startswith(f"recording proxy option client_certs: '{missing}': ")
+    assert "does not exist" in str(error)
