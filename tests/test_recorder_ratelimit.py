@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,8 @@ def test_mitmproxys_own_refusal_names_the_option(tmp_path: Path) -> None:
             master.options.update(client_certs=missing)
         return raised.value
 
-    error = option_refused(asyncio.run(refuse()), {"http2": True, "client_certs": missing})
+    with ThreadPoolExecutor(1) as own_loop:  # this thread may hold the suite's Playwright loop
+        refused = own_loop.submit(lambda: asyncio.run(refuse())).result()
+    error = option_refused(refused, {"http2": True, "client_certs": missing})
     assert str(error).startswith(f"recording proxy option client_certs: '{missing}': ")
     assert "does not exist" in str(error)
