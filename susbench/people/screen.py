@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from susbench.errors import SusbenchError
@@ -67,3 +69,18 @@ class VirtualScreen:
             self._process.terminate()
             self._process.wait(timeout=10)
             self._process = None
+
+
+@contextmanager
+def using_display(display: str) -> Iterator[None]:
+    """`display` as this process's `DISPLAY` (inherited by the browsers and workers it starts) while
+    the block runs; the previous value afterwards."""
+    before = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = display
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("DISPLAY", None)
+        else:
+            os.environ["DISPLAY"] = before
