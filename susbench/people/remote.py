@@ -258,8 +258,8 @@ class RemoteSeat:
         # No TCP socket at all (each flag closes one; -localhost would also turn away the unix socket's
         # clients, whom x11vnc names "localhost").
         vnc = self._start(
-            [x11vnc, "-display", self.display, "-unixsock", str(vnc_socket), "-rfbport", "0", "-rfbportv6", "-1",
-             "-noipv6", "-listen", "localhost", "-forever", "-shared", "-nopw", "-quiet"],
+            [x11vnc, "-display", self.display, "-unixsock", str(vnc_socket), "-rfbport", "0",
+             "-rfbportv6", "-1", "-noipv6", "-listen", "localhost", "-forever", "-shared", "-nopw", "-quiet"],
             log,
         )  # fmt: skip
         _wait_until(vnc_socket.exists, vnc, "x11vnc", log)
