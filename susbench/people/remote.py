@@ -51,6 +51,9 @@ class SeatOptions(Frozen):
     host: str = "127.0.0.1"
     port: int = Field(default=6080, ge=0, le=65535)
     size: ScreenSize = ScreenSize()
+    poll_ms: int = Field(default=10, ge=1, le=100)
+    """x11vnc's pause between screen polls and before sending an update (its -wait and -defer; its own
+    default is 20 ms, with longer naps when idle, which we turn off: a participant reads, then acts)."""
 
 
 def _stop(process: subprocess.Popen[bytes] | None) -> None:
@@ -259,7 +262,8 @@ class RemoteSeat:
         # clients, whom x11vnc names "localhost").
         vnc = self._start(
             [x11vnc, "-display", self.display, "-unixsock", str(vnc_socket), "-rfbport", "0",
-             "-rfbportv6", "-1", "-noipv6", "-listen", "localhost", "-forever", "-shared", "-nopw", "-quiet"],
+             "-rfbportv6", "-1", "-noipv6", "-listen", "localhost", "-forever", "-shared", "-nopw",
+             "-quiet", "-nonap", "-wait", str(self.options.poll_ms), "-defer", str(self.options.poll_ms)],
             log,
         )  # fmt: skip
         _wait_until(vnc_socket.exists, vnc, "x11vnc", log)
