@@ -13,6 +13,7 @@ import json
 import os
 import queue
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -56,11 +57,9 @@ HANDSHAKE = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _packages() -> None:
-    from shutil import which
-
-    missing = [tool for tool in ("Xvfb", "x11vnc", "websockify") if which(tool) is None]
+@pytest.fixture(scope="module")
+def seat_packages() -> None:
+    missing = [tool for tool in ("Xvfb", "x11vnc", "websockify") if shutil.which(tool) is None]
     if missing or not Path("/usr/share/novnc/vnc.html").is_file():
         pytest.skip(f"{missing or 'noVNC'} not installed; apt-get install -y {' '.join(APT_PACKAGES)}")
 
@@ -165,7 +164,9 @@ def link_in(lines: queue.Queue[str], timeout: float) -> tuple[str, list[str]]:
 
 
 @pytest.mark.e2e
-def test_a_remote_participant_is_scored_through_novnc(tmp_path: Path, target: Target, viewer: Viewer) -> None:
+def test_a_remote_participant_is_scored_through_novnc(
+    seat_packages: None, tmp_path: Path, target: Target, viewer: Viewer
+) -> None:
     db = tmp_path / "remote.duckdb"
     env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
     command = [sys.executable, "-m", "susbench", "run", "--operator", "human", "--tasks", TASK]
@@ -210,7 +211,7 @@ def test_a_remote_participant_is_scored_through_novnc(tmp_path: Path, target: Ta
 
 
 @pytest.fixture(scope="module")
-def seat() -> Iterator[RemoteSeat]:
+def seat(seat_packages: None) -> Iterator[RemoteSeat]:
     with RemoteSeat(SeatOptions(port=0)) as opened:
         yield opened
 
@@ -244,7 +245,7 @@ def test_the_link_without_its_token_shows_and_sends_nothing(seat: RemoteSeat, vi
     assert answer.startswith(b"HTTP/1.1 101 ") and b"RFB 003." in answer
 
 
-def test_a_taken_port_and_a_bad_host_get_one_clear_error() -> None:
+def test_a_taken_port_and_a_bad_host_get_one_clear_error(seat_packages: None) -> None:
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
         with pytest.raises(SusbenchError, match=rf"^--port {port}: already in use on 127\.0\.0\.1; expected"):
@@ -269,7 +270,9 @@ def test_missing_packages_are_named(monkeypatch: pytest.MonkeyPatch, tmp_path: P
         (["--operator", "human", "--serve", "--backend", "ray"], "--serve needs --backend local"),
     ],
 )
-def test_serve_options_get_one_clear_error(tmp_path: Path, args: list[str], expected: str) -> None:
+def test_serve_options_get_one_clear_error(
+    seat_packages: None, tmp_path: Path, args: list[str], expected: str
+) -> None:
     done = run_cli("run", *args, "--tasks", TASK, "--db", str(tmp_path / "x.duckdb"))
     assert done.returncode != 0
     assert expected in done.stdout + done.stderr
