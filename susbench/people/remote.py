@@ -30,7 +30,14 @@ from pydantic import Field
 from susbench.browser import free_port
 from susbench.errors import SusbenchError
 from susbench.models import Frozen
-from susbench.people.screen import APT_PACKAGES, ScreenSize, VirtualScreen, require_tool, using_display
+from susbench.people.screen import (
+    APT_PACKAGES,
+    ScreenSize,
+    VirtualScreen,
+    die_with_parent,
+    require_tool,
+    using_display,
+)
 
 NOVNC_ROOT = Path("/usr/share/novnc")
 START_TIMEOUT_S = 15.0
@@ -51,9 +58,10 @@ class SeatOptions(Frozen):
     host: str = "127.0.0.1"
     port: int = Field(default=6080, ge=0, le=65535)
     size: ScreenSize = ScreenSize()
-    poll_ms: int = Field(default=10, ge=1, le=100)
+    poll_ms: int = Field(default=5, ge=1, le=100)
     """x11vnc's pause between screen polls and before sending an update (its -wait and -defer; its own
-    default is 20 ms, with longer naps when idle, which we turn off: a participant reads, then acts)."""
+    default is 20 ms, with longer naps when idle, which we turn off: a participant reads, then acts).
+    5 ms: 0.6x the default's median latency for 3% of a core (benchmarks/remote_latency.py)."""
 
 
 def _stop(process: subprocess.Popen[bytes] | None) -> None:
@@ -282,7 +290,9 @@ class RemoteSeat:
 
     def _start(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
         with log.open("wb") as output:
-            process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(
+                command, stdout=output, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
+            )
         self._processes.append(process)
         return process
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +15,15 @@ from susbench.errors import SusbenchError
 from susbench.models import Frozen
 
 APT_PACKAGES = ("xvfb", "xdotool", "x11vnc", "novnc", "websockify")
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """For `Popen(preexec_fn=...)`: the child gets SIGTERM when this process dies, even by SIGKILL,
+    so no screen or VNC server outlives the run that started it."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class ScreenSize(Frozen):
@@ -54,7 +65,9 @@ class VirtualScreen:
             "tcp",
             *(["-fbdir", str(self.framebuffer)] if self.framebuffer else []),
         ]
-        self._process = subprocess.Popen(command, pass_fds=(write_end,), stderr=subprocess.DEVNULL)
+        self._process = subprocess.Popen(
+            command, pass_fds=(write_end,), stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
+        )
         os.close(write_end)
         with os.fdopen(read_end) as announced:
             number = announced.readline().strip()
