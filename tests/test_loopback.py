@@ -2,16 +2,19 @@
 
 Found by grepping the code for listening sockets: the local web, the replayer in both modes, the
 recording proxy, the model servers of the agent tests, the container's CDP relay, Chromium's CDP port
-(operators that ask for it), and the command lines `web serve`, `replay serve`, mitmdump with our
-addon, `agents serve` (the local model server) and `browser serve` (the browser container's one process,
-run here on the host: its replayer and Chromium's DevTools port listen inside, the host reaches them
-only through the socket folder). Each is started for real and its listening sockets are read from
-/proc (the kernel's own table, by socket inode of the process), so what is checked is what is bound.
+(operators that ask for it), the remote seat of `run --serve` (its token gate is its one public
+socket: x11vnc and Xvfb have no TCP socket, websockify is on loopback behind the gate), and the
+command lines `web serve`, `replay serve`, mitmdump with our addon, `agents serve` (the local model
+server) and `browser serve` (the browser container's one process, run here on the host: its replayer
+and Chromium's DevTools port listen inside, the host reaches them only through the socket folder).
+Each is started for real and its listening sockets are read from /proc (the kernel's own table, by
+socket inode of the process), so what is checked is what is bound.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -33,6 +36,8 @@ from susbench.controller import default_snapshot
 from susbench.injection_catalog import build_extension, load_injections
 from susbench.models import Viewport
 from susbench.paths import REPO_ROOT
+from susbench.people.remote import RemoteSeat, SeatOptions
+from susbench.people.screen import APT_PACKAGES as PEOPLE_PACKAGES
 from susbench.web import LocalWeb
 from tests.fixtures.processes import descendants
 
@@ -108,6 +113,18 @@ def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwr
         cdp_port = int(session.cdp_endpoint.rsplit(":", 1)[1].split("/")[0])
         chromium = {address for address, port in _listening_inodes().values() if port == cdp_port}
         assert chromium and chromium <= LOOPBACK, chromium
+
+
+def test_the_remote_seat_listens_on_loopback_unless_told_otherwise() -> None:
+    if any(shutil.which(tool) is None for tool in ("Xvfb", "x11vnc", "websockify")):
+        pytest.skip(f"the remote seat needs apt-get install -y {' '.join(PEOPLE_PACKAGES)}")
+    for host in ("127.0.0.1", "0.0.0.0"):
+        with RemoteSeat(SeatOptions(host=host, port=0)) as seat:
+            bound = listening(os.getpid(), with_children=True)
+            gate = {address for address, port in bound if port == seat.port}
+            others = {address for address, port in bound if port != seat.port}
+        assert gate == {host}, bound
+        assert others <= {"127.0.0.1"}, bound
 
 
 @contextmanager
