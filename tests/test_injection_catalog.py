@@ -39,8 +39,9 @@ def test_catalog_has_three_per_type_across_all_sites() -> None:
     counts = Counter(item.type for item in injections)
     assert len(injections) >= 27
     assert all(counts[name] >= 3 for name in PATTERN_TYPES), counts
-    assert {item.site for item in injections} == {site.host for site in SITES}
-    for item in injections:
+    own = [item for item in injections if item.site != "*"]  # generic ones fit any site
+    assert {item.site for item in own} == {site.host for site in SITES}
+    for item in own:
         assert item.page.example and url_matches(item.page.url, item.page.example), item.id
 
 
