@@ -326,7 +326,7 @@ class CompletionCheck(Frozen):
     )
     selector: str | None = None
     control: AnchorLocator | None = Field(
-        default=None, description="the page control the operator must use with real input (the extension sees it)"
+        default=None, description="the page control used with real input (seen by the extension)"
     )
 
     @model_validator(mode="after")

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.e2e
 ARTICLE = f"http://{HOST}/waren/artikel-1001.html"
 BUY = "form[action='/korb/legen'] button[type=submit]"
 SETTLE_S = 6.0
+BUY_BUTTON = AnchorLocator(semantic="buy_button")
 
 
 def first_of_each_type(catalog: dict[str, Injection]) -> list[Injection]:
@@ -70,7 +71,7 @@ def test_every_type_anchors_by_meaning_on_an_unseen_shop_and_scores(
     for injection in first_of_each_type(catalog):
         page = unseen_session.context.new_page()
         try:
-            bridge.start_episode(f"{policy}-{injection.id}", injection.id, AnchorLocator(semantic="buy_button"))
+            bridge.start_episode(f"{policy}-{injection.id}", injection.id, BUY_BUTTON)
             page.goto(ARTICLE)
             report = decide_and_buy(page, bridge, injection, policy)
         finally:
@@ -94,15 +95,16 @@ def test_a_generic_popup_takes_a_free_corner_and_leaves_the_page_usable(
         assert box is not None
         viewport = page.viewport_size
         assert viewport is not None
-        at_edge = min(box.x, box.y, viewport["width"] - box.x - box.width, viewport["height"] - box.y - box.height)
-        assert 0 <= at_edge <= 20, box
+        right, bottom = viewport["width"] - box.x - box.width, viewport["height"] - box.y - box.height
+        assert 0 <= min(box.x, box.y, right, bottom) <= 20, box
         # Every control of the page still answers a click at its centre (nothing of ours on top).
         hidden = page.evaluate(
             """() => [...document.querySelectorAll('a[href], button, input:not([type=hidden])')]
-                .filter((el) => { const b = el.getBoundingClientRect();
-                                  if (b.width < 2 || b.bottom < 0 || b.top > innerHeight) return false;
-                                  const top = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
-                                  return top !== el && !el.contains(top); })
+                .filter((el) => {
+                    const b = el.getBoundingClientRect();
+                    if (b.width < 2 || b.bottom < 0 || b.top > innerHeight) return false;
+                    const top = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+                    return top !== el && !el.contains(top); })
                 .map((el) => el.outerHTML.slice(0, 80))"""
         )
         assert hidden == []
@@ -118,7 +120,7 @@ def test_the_task_control_is_noted_only_when_used(
     not using the control, and a control episode (nothing injected) still notes the control."""
     page = ext_session.context.new_page()
     try:
-        bridge.start_episode("not-used", catalog["generic-price-protection-plan"].id, AnchorLocator(semantic="buy_button"))
+        bridge.start_episode("not-used", "generic-price-protection-plan", BUY_BUTTON)
         page.goto("https://voltcart.test/item/aero-14-laptop")
         assert bridge.choices(page, wait=SETTLE_S)
         page.goto("https://voltcart.test/cart")

@@ -14,6 +14,7 @@ from typing import Any
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
+
 from susbench.errors import SusbenchError
 from susbench.paths import EXTENSION_DIR
 from susbench.vocabulary import SemanticVocabulary, load_vocabulary
