@@ -17,7 +17,7 @@ from susbench.errors import InputError
 from susbench.snapshot import Snapshot, import_warc, verify_snapshot
 from susbench.snapshot.saved import load_url_map, pages_for
 
-SHOE = "<!doctype html><html><head><title>Trail shoe</title></head><body><h1>Trail shoe</h1>€ 89,90</body></html>"
+SHOE = "<!doctype html><html><head><title>Trail shoe</title></head><body><h1>Trail shoe</h1>€89</body></html>"
 # Latin-1 bytes with the page's own charset: left to the page's <meta>, as a browser opening the file.
 MUG = '<html><head><meta charset="iso-8859-1"><title>Mug \xe0 caf\xe9</title></head><body>Tasse</body></html>'
 
