@@ -108,6 +108,7 @@ def test_a_generic_popup_takes_a_free_corner_and_leaves_the_page_usable(
                 .map((el) => el.outerHTML.slice(0, 80))"""
         )
         assert hidden == []
+        assert bridge.wait_for_exposure(SETTLE_S)  # seen, then left alone
         assert bridge.finish().outcome.value == "avoided"
     finally:
         page.close()
