@@ -74,6 +74,22 @@ function restored(events) {
   return restore;
 }
 
+// Semantic locators anywhere in the episode (the injection's anchors and moves-on controls, the task's
+// control) need the words semantic.js finds elements by.
+function needsWords(episode) {
+  const injection = episode.injection_id ? STORE.injections[episode.injection_id] : null;
+  const locators = [episode.control, ...(injection ? [...injection.page.anchors, ...injection.evaluation.moves_on] : [])];
+  return locators.some((locator) => locator && locator.semantic);
+}
+
+// Every reply to a document: the injection offered there (or none), the task's control to watch.
+function reply(state, offered) {
+  const episode = state.episode;
+  if (!episode) return { injection: null };
+  const watch = episode.control ? { token: episode.token, control: episode.control } : null;
+  return { injection: null, ...offered, watch, vocabulary: needsWords(episode) ? STORE.vocabulary : null };
+}
+
 function offer(state, injection) {
   return { injection, template: STORE.templates[injection.type], token: state.episode.token, restore: restored(state.events) };
 }
@@ -84,11 +100,11 @@ function hello(state, tabId, doc, url) {
   if (!state.episode) return { injection: null };
   state.docs[doc] = { matched: false };
   const injection = injectionFor(state, url);
-  if (!injection) return { injection: null };
+  if (!injection) return reply(state, {});
   state.docs[doc].matched = true;
   state.last_tab = tabId;
   record(state, "page_matched", { url });
-  return offer(state, injection);
+  return reply(state, offer(state, injection));
 }
 
 function leave(state, doc, message) {
@@ -109,7 +125,15 @@ function navigated(state, tabId, doc, url, by) {
     known.matched = false;
     movedOn(state, "history", { to: url });
   }
-  return injection ? offer(state, injection) : { injection: null };
+  return reply(state, injection ? offer(state, injection) : {});
+}
+
+// The task's control was used with real input in a document of this episode.
+function used(state, doc, message) {
+  const episode = state.episode;
+  if (!episode || !episode.control || message.token !== episode.token || !state.docs[doc]) return false;
+  record(state, "control_used", { label: String(message.label || "").slice(0, 200), url: String(message.url) });
+  return true;
 }
 
 const PAGE_EVENTS = new Set([
@@ -154,6 +178,7 @@ chrome.runtime.onMessage.addListener((message, sender, respond) => {
   if (message.kind === "hello") work = update((state) => hello(state, tabId, doc, String(message.url)));
   else if (message.kind === "event") work = update((state) => pageEvent(state, doc, message));
   else if (message.kind === "leave") work = update((state) => leave(state, doc, message));
+  else if (message.kind === "used") work = update((state) => used(state, doc, message));
   else if (message.kind === "navigated") {
     const by = message.by === "operator" ? "operator" : "page";
     work = update((state) => navigated(state, tabId, doc, String(message.url), by));
@@ -174,7 +199,8 @@ self.bridge = {
   ids() {
     return Object.keys(STORE.injections);
   },
-  start(episodeId, injectionId, secret) {
+  // `control`: the task's page control (a locator) whose use with real input completes it, or null.
+  start(episodeId, injectionId, secret, control = null) {
     if (injectionId !== null && !STORE.injections[injectionId]) throw new Error(`unknown injection ${injectionId}`);
     return update((state) => {
       Object.assign(state, blank());
@@ -183,6 +209,7 @@ self.bridge = {
         injection_id: injectionId,
         secret,
         token: randomHex(16),
+        control,
       };
       record(state, "episode_start", { episode_id: episodeId, injection_id: injectionId });
       return true;

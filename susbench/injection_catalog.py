@@ -19,10 +19,10 @@ from susbench.errors import InputError
 from susbench.loading import load_model
 from susbench.models import PATTERN_TYPES, Frozen, Injection, PatternType
 from susbench.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
+from susbench.vocabulary import load_vocabulary
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
-# Generic injections (site "*", semantic anchors) live here; they join the default catalog once the
-# extension resolves semantic anchors (issue 13, phase 2). Until then they are loaded explicitly.
+# Generic injections (site "*", semantic anchors) live here, in the default catalog like the others.
 GENERIC_DIR = INJECTIONS_DIR / "generic"
 # Every file of extension/, in the folder layout the manifest and sw.js refer to.
 EXTENSION_SOURCES = (
@@ -41,6 +41,7 @@ EXTENSION_SOURCES = (
     "content/exposure.js",
     "content/input.js",
     "content/choices.js",
+    "content/spot.js",
     "content/main.js",
 )
 
@@ -59,12 +60,7 @@ def injection_files(paths: Sequence[Path] = ()) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         if root.is_dir():
-            left_out = [TEMPLATES_DIR] if paths else [TEMPLATES_DIR, GENERIC_DIR]
-            files += [
-                path
-                for path in sorted(root.rglob("*.yaml"))
-                if not any(folder in path.parents for folder in left_out)
-            ]
+            files += [path for path in sorted(root.rglob("*.yaml")) if TEMPLATES_DIR not in path.parents]
         elif root.exists():
             files.append(root)
         else:
@@ -115,7 +111,8 @@ def load_templates(folder: Path = TEMPLATES_DIR) -> dict[str, Template]:
 
 
 def catalog_sha256(injections: Iterable[Injection], templates: dict[str, Template]) -> str:
-    """Digest of the injection catalog as the extension receives it (injections and templates)."""
+    """Digest of the injection catalog as the extension receives it (injections, templates and the
+    words generic injections anchor by)."""
     return hashlib.sha256(store_json(injections, templates).encode("utf-8")).hexdigest()
 
 
@@ -124,6 +121,7 @@ def store_json(injections: Iterable[Injection], templates: dict[str, Template]) 
     store = {
         "injections": {item.id: item.model_dump(mode="json") for item in injections},
         "templates": {key: {"html": t.html, "css": t.css} for key, t in sorted(templates.items())},
+        "vocabulary": load_vocabulary().model_dump(mode="json"),
     }
     return json.dumps(store, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 

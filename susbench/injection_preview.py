@@ -1,4 +1,5 @@
-"""A screenshot of every injection in place on the local web, and a gallery page of them."""
+"""A screenshot of every injection in place on the local web, and a gallery page of them; generic
+injections also on real pages replayed from a snapshot (the realism review)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page
 
-from susbench.browser import LocalBackend, routed_profile
+from replayer.factory import replay_server
+from susbench.browser import LocalBackend, replay_profile, routed_profile
 from susbench.browser.bridge import ExtensionBridge
 from susbench.errors import SusbenchError
 from susbench.injection_catalog import build_extension
@@ -42,12 +44,12 @@ def _shoot(page: Page, bridge: ExtensionBridge, injection: Injection, target: Pa
     )
 
 
-def _gallery(out: Path, shots: list[tuple[Injection, str]], date: str) -> Path:
+def _gallery(out: Path, shots: list[tuple[Injection, str]], date: str, where: str = "") -> Path:
     sections = []
     for pattern_type in PATTERN_TYPES:
         figures = [
             f'<figure><img src="{html.escape(name)}" alt="{html.escape(item.id)}" loading="lazy">'
-            f"<figcaption><b>{html.escape(item.id)}</b><br>{html.escape(item.site)} · "
+            f"<figcaption><b>{html.escape(item.id)}</b><br>{html.escape(where or item.site)} · "
             f"<code>{html.escape(item.page.url)}</code><br>{html.escape(item.description)}</figcaption></figure>"
             for item, name in shots
             if item.type == pattern_type
@@ -63,7 +65,8 @@ def _gallery(out: Path, shots: list[tuple[Injection, str]], date: str) -> Path:
     index = out / "index.html"
     index.write_text(
         f"<!doctype html><meta charset=utf-8><title>Injection gallery</title><style>{style}</style>"
-        f"<h1>Injection gallery ({len(shots)} injections, local web {date})</h1>{''.join(sections)}",
+        f"<h1>Injection gallery ({len(shots)} pictures, {html.escape(where or 'local web')} {date})</h1>"
+        f"{''.join(sections)}",
         encoding="utf-8",
     )
     return index
@@ -99,3 +102,38 @@ def preview_gallery(
             shots.append((item, name))
             on_shot(item)
     return _gallery(out, shots, date)
+
+
+def preview_real_pages(
+    shown: Sequence[Injection],
+    catalog: Sequence[Injection],
+    snapshot: Path,
+    urls: Sequence[str],
+    out: Path,
+    on_shot: Callable[[Injection], None] = lambda injection: None,
+) -> list[Path]:
+    """Each generic injection of `shown` on each of `urls`, replayed offline from `snapshot` with the
+    extension built from `catalog`; one gallery page per URL (`real-N/index.html`)."""
+    extension = build_extension(catalog)
+    galleries = []
+    with replay_server(snapshot, "direct") as server:
+        profile = replay_profile(server).model_copy(update={"extension_dir": extension})
+        with LocalBackend().launch(profile) as session:
+            bridge = ExtensionBridge(session.context)
+            for number, url in enumerate(urls, start=1):
+                folder = out / f"real-{number}"
+                folder.mkdir(parents=True, exist_ok=True)
+                shots: list[tuple[Injection, str]] = []
+                for item in shown:
+                    server.new_episode()
+                    page = session.context.new_page()
+                    bridge.start_episode(f"preview-{number}-{item.id}", item.id)
+                    page.goto(url, wait_until="domcontentloaded")
+                    name = f"{item.type}--{item.id}.png"
+                    _shoot(page, bridge, item, folder / name)
+                    bridge.finish()
+                    page.close()
+                    shots.append((item, name))
+                    on_shot(item)
+                galleries.append(_gallery(folder, shots, "", where=url))
+    return galleries

@@ -12,9 +12,10 @@ from rich import box
 from rich.table import Table
 
 from susbench.injection_catalog import build_extension, load_injections, load_templates
-from susbench.injection_preview import PREVIEW_DATE, preview_gallery
-from susbench.models import PATTERN_TYPES
+from susbench.injection_preview import PREVIEW_DATE, preview_gallery, preview_real_pages
+from susbench.models import PATTERN_TYPES, Injection
 from susbench.paths import cache_dir
+from susbench.tasks import load_tasks
 from susbench.terminal import output_console, shell_words
 
 injections_app = typer.Typer(no_args_is_help=True)
@@ -76,9 +77,19 @@ def preview(
     date: Annotated[
         str, typer.Option(help="local web date (sites redesign after their drift date)")
     ] = PREVIEW_DATE,
+    real_pages: Annotated[
+        int,
+        typer.Option(
+            help="also every generic injection on the start pages of the first N realpages tasks "
+            "(replayed from their snapshot, built from ../shared/realdata)"
+        ),
+    ] = 0,
 ) -> None:
     injections = load_injections()
     shown = [item for item in injections if not only or item.id in only]
+    if real_pages:
+        _preview_real(shown, injections, out or cache_dir() / "gallery", real_pages)
+        return
     gallery = preview_gallery(
         shown,
         injections,
@@ -87,3 +98,20 @@ def preview(
         on_shot=lambda item: typer.echo(f"{item.type:20} {item.id}"),
     )
     typer.echo(str(gallery))
+
+
+def _preview_real(shown: list[Injection], injections: list[Injection], out: Path, count: int) -> None:
+    from susbench.tasksets import REALPAGES, TASK_SETS, build_realpages_snapshot
+
+    generic = [item for item in shown if item.site == "*"]
+    tasks = load_tasks(TASK_SETS[REALPAGES].tasks_dir, {item.id: item for item in injections})
+    urls = list(dict.fromkeys(task.start_url for task in tasks))[:count]
+    galleries = preview_real_pages(
+        generic,
+        injections,
+        build_realpages_snapshot(),
+        urls,
+        out,
+        on_shot=lambda item: typer.echo(f"{item.type:20} {item.id}"),
+    )
+    typer.echo("\n".join(str(path) for path in galleries))

@@ -318,10 +318,24 @@ class Injection(Frozen):
 
 
 class CompletionCheck(Frozen):
-    """Task completion: the final page's URL matches and, optionally, an element is present."""
+    """Task completion: the final page's URL matches and, optionally, an element is present; or the
+    page's own control was used (a real add-to-cart button counts even when nothing answers it)."""
 
-    url: str = Field(description="URL pattern (susbench.urlpattern) over the final URL without scheme")
+    url: str | None = Field(
+        default=None, description="URL pattern (susbench.urlpattern) over the final URL without scheme"
+    )
     selector: str | None = None
+    control: AnchorLocator | None = Field(
+        default=None, description="the page control used with real input (seen by the extension)"
+    )
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> CompletionCheck:
+        if self.url is None and self.control is None:
+            raise ValueError("completion needs 'url' or 'control'")
+        if self.selector is not None and self.url is None:
+            raise ValueError("'selector' is checked on the final page: it needs 'url'")
+        return self
 
 
 class Task(Frozen):

@@ -40,6 +40,11 @@ if TYPE_CHECKING:
 BACKEND_HELP = "local: worker processes on this machine; ray: Ray tasks on an embedded node or a cluster"
 RAY_ADDRESS_HELP = "join this Ray cluster (default: $RAY_ADDRESS; neither: start an embedded node)"
 BROWSERS_HELP = "browsers of the embedded Ray node (default: its CPU count)"
+TASK_SET_HELP = (
+    "localweb: tasks/ on the bundled snapshot; realpages: tasks/realpages/ on real pages, their snapshot "
+    "built once from ../shared/realdata into the cache"
+)
+TaskSetOption = Annotated[str, typer.Option("--task-set", help=TASK_SET_HELP)]
 
 results_app = typer.Typer(no_args_is_help=True)
 
@@ -244,6 +249,7 @@ def run(
     browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
     browser: BrowserOption = "local",
     image: ImageOption = None,
+    task_set: TaskSetOption = "localweb",
     serve: Annotated[
         bool,
         typer.Option(
@@ -262,8 +268,10 @@ def run(
 
     console = output_console()
     where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
+    tasks_dir, snapshot = _task_set_inputs(task_set, snapshot, live)
     options = RunOptions(
         tasks=tasks,
+        tasks_dir=tasks_dir,
         operator=operator,
         snapshot=snapshot,
         live=live,
@@ -302,6 +310,18 @@ def run(
         raise typer.Exit(128 + (summary.stop_signal or signal.SIGINT))
 
 
+def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path, Path | None]:
+    """The task set's folder and the snapshot to replay (the one given, else the set's own)."""
+    from susbench.tasksets import task_set, task_set_snapshot
+
+    chosen = task_set(name)
+    if live and chosen.built:
+        raise SusbenchError(f"--task-set {name} replays recorded real pages only; expected no --live")
+    if snapshot is None and not live:
+        snapshot = task_set_snapshot(chosen)
+    return chosen.tasks_dir, snapshot
+
+
 def demo(
     db: Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")] = None,
     snapshot: Annotated[
@@ -316,6 +336,7 @@ def demo(
     browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
     browser: BrowserOption = "local",
     image: ImageOption = None,
+    task_set: TaskSetOption = "localweb",
 ) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
     (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
@@ -323,6 +344,7 @@ def demo(
     from susbench.distributed import BackendOptions, local_parallel, open_backend
 
     db = db or Path(f"demo-{date.today().isoformat()}.duckdb")
+    tasks_dir, snapshot = _task_set_inputs(task_set, snapshot, live=False)
     console = output_console()
     where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
     at_once = local_parallel(where, parallel, default=2)
@@ -333,6 +355,7 @@ def demo(
                 tasks="all",
                 operator=operator,
                 snapshot=snapshot,
+                tasks_dir=tasks_dir,
                 parallel=at_once,
                 db=db,
                 browser=browser,

@@ -39,12 +39,13 @@ def load_tasks(folder: Path = TASKS_DIR, injections: Mapping[str, Injection] | N
 
 
 def check_task(source: Path | str, task: Task, injections: Mapping[str, Injection]) -> None:
-    """A task's injections must exist and live on its site; its path has exactly one decision."""
+    """A task's injections must exist and live on its site (or fit any site: generic ones); its path
+    has exactly one decision."""
     for index, injection_id in enumerate(task.injections):
         injection = injections.get(injection_id)
         if injection is None:
             raise InputError(f"{source}: field 'injections.{index}': unknown injection id {injection_id!r}")
-        if injection.site != task.site:
+        if injection.site not in (task.site, "*"):
             raise InputError(
                 f"{source}: field 'injections.{index}': {injection_id!r} is on {injection.site}, "
                 f"expected an injection on {task.site}"

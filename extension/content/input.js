@@ -4,7 +4,8 @@
 // inside the closed shadow root (not by where propagation would have carried it), and counts only if
 // the pattern was really visible and still; the page never sees input aimed at the pattern. A click on
 // one of the site's moves-on controls, or the operator leaving the page, moves the flow on; navigations
-// the page starts by itself (reloads, redirects, history changes) do not.
+// the page starts by itself (reloads, redirects, history changes) do not. A click on the task's own
+// control (the page's add-to-cart button...) is noted as the task done.
 "use strict";
 (() => {
   if (window.top !== window) return;
@@ -87,10 +88,22 @@
     return null;
   }
 
+  // The task's own control used with real input (an add-to-cart button, whether or not anything
+  // answers it): the worker notes it, and the task counts as done.
+  function controlUsed(event) {
+    const { watch } = state;
+    const el = watch && helper.match.find(watch.control);
+    if (el && event.composedPath().includes(el)) {
+      channel.send({ kind: "used", token: watch.token, label: helper.match.label(el), url: location.href });
+    }
+  }
+
   function onClick(event) {
     shield(event);
     const { mounted } = state;
-    if (!event.isTrusted || !mounted) return;
+    if (!event.isTrusted) return;
+    if (!mounted || event.target !== mounted.host) controlUsed(event);
+    if (!mounted) return;
     if (event.target === mounted.host) {
       onPattern(mounted, event);
       return;

@@ -5,7 +5,7 @@
 "use strict";
 (() => {
   if (window.top !== window) return;
-  const { state, channel, match, draw, exposure, input, choices, urlpattern } = globalThis.pageHelper;
+  const { state, channel, spot, draw, exposure, input, choices, urlpattern } = globalThis.pageHelper;
   const ANCHOR_WAIT_MS = 2500;
   // Re-injections per document before the pattern counts as tampered with: a re-render or two is
   // ordinary, a page that keeps removing, moving or marking the host is fighting it.
@@ -15,8 +15,8 @@
 
   const placed = (mounted) => mounted.host.isConnected && mounted.host.parentNode === mounted.parent;
 
-  function put(mounted, anchor) {
-    draw.place(mounted.host, anchor, state.current.injection.placement);
+  function put(mounted, found) {
+    spot.put(mounted, found, state.current.injection.placement);
     mounted.parent = mounted.host.parentNode;
   }
 
@@ -51,11 +51,11 @@
     mounted.guard.observe(mounted.host, { attributes: true });
   }
 
-  function mount(offer, anchor) {
-    const mounted = { ...draw.render(offer, anchor), strikes: 0, gaveUp: false };
+  function mount(offer, found) {
+    const mounted = { ...draw.render(offer, found.el), strikes: 0, gaveUp: false };
     state.mounted = mounted;
     input.capture(mounted);
-    put(mounted, anchor);
+    put(mounted, found);
     guard(mounted);
     const restore = offer.restore || {};
     draw.restore(mounted, restore);
@@ -63,32 +63,36 @@
   }
 
   // Back to the anchor, which the page may have re-rendered as a new element.
-  function reinject(mounted, anchor) {
+  function reinject(mounted, found) {
     const why = mounted.host.isConnected ? "moved" : "removed";
     if (mounted.gaveUp || !strike(mounted, why)) return;
-    put(mounted, anchor);
+    put(mounted, found);
     channel.report("reinjected", { why, times: mounted.strikes });
   }
 
   function attempt() {
     const { current, mounted } = state;
     if (!current || (mounted && (mounted.gaveUp || placed(mounted)))) return;
-    const found = match.locate(current.injection.page.anchors);
+    const found = spot.locate(current.injection);
     if (!found) {
       if (!mounted && !missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
       return;
     }
     if (mounted) {
-      reinject(mounted, found.el);
+      reinject(mounted, found);
       return;
     }
     clearTimeout(missingTimer);
     channel.report("anchor_found", { locator: found.index });
-    mount(current, found.el);
+    mount(current, found);
     channel.report("injected", { placement: current.injection.placement });
   }
 
+  // A reply of the worker: the injection offered here (or none), the task's control to watch, and the
+  // words semantic locators need.
   function offered(reply) {
+    state.watch = (reply && reply.watch) || null;
+    state.vocabulary = (reply && reply.vocabulary) || null;
     return reply && reply.injection ? reply : null;
   }
 

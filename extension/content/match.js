@@ -1,5 +1,7 @@
 // Page matching: finds what a locator names (an anchor, a site control) as a person would see it.
-// CSS narrows, text and role + accessible name filter; the deepest text match wins.
+// CSS narrows, text and role + accessible name filter; the deepest text match wins. A semantic locator
+// names a kind of element any shop page has (its buy button, its price...), found by meaning
+// (semantic.js, loaded before this file, with the words the worker hands over for the episode).
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
@@ -52,7 +54,19 @@
     return box.width > 0 && box.height > 0;
   }
 
-  function find(locator) {
+  // The page's own elements by meaning. A fresh finder per look: it caches what it found, and the page
+  // may have re-rendered since the last one. Null when the episode handed over no words.
+  function finder() {
+    if (!state.vocabulary) return null;
+    return semanticAnchors(document, state.vocabulary, { isOurs: (el) => state.ours(el) });
+  }
+
+  // `anchors`: a finder to share between the semantic locators of one look.
+  function find(locator, anchors = null) {
+    if (locator.semantic) {
+      const hit = (anchors || finder())?.find(locator.semantic);
+      return hit && !state.ours(hit.element) ? hit.element : null;
+    }
     let candidates;
     try {
       if (locator.css) candidates = [...document.querySelectorAll(locator.css)];
@@ -71,14 +85,5 @@
     return candidates.find((el) => !state.ours(el) && isRendered(el)) || null;
   }
 
-  // The first of the anchors that is on the page, with its index (drift shows which one held).
-  function locate(anchors) {
-    for (let index = 0; index < anchors.length; index += 1) {
-      const el = find(anchors[index]);
-      if (el) return { el, index };
-    }
-    return null;
-  }
-
-  helper.match = { find, locate, label, isRendered };
+  helper.match = { find, finder, label, isRendered };
 })();

@@ -9,6 +9,8 @@
     doc: [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join(""),
     current: null, // {injection, template, token, restore} while this page is the injection's page
     mounted: null, // the drawn pattern (see draw.render) once it is in the page
+    watch: null, // {token, control}: the task's page control whose use completes it, while an episode runs
+    vocabulary: null, // the words semantic locators are found by, when the episode has any
 
     // The drawn pattern is never an anchor, a button whose look is copied, or a site control.
     ours(el) {

@@ -27,6 +27,7 @@ from pydantic import Field
 
 from susbench.errors import BrowserError, SusbenchError
 from susbench.models import (
+    AnchorLocator,
     ChoiceRole,
     Condition,
     Event,
@@ -85,6 +86,11 @@ class ExtensionReport(Frozen):
     events: tuple[Event, ...]
     anchor_found: bool
     signature_valid: bool
+
+    @property
+    def control_used(self) -> bool:
+        """The task's own page control was used with real input (trusted only when signed)."""
+        return self.signature_valid and any(event.kind == "control_used" for event in self.events)
 
     def to_outcome(self) -> Outcome:
         """As the store's Outcome; an unverifiable report is an error, never a score."""
@@ -145,15 +151,20 @@ class ExtensionBridge:
         """The running episode's pattern type (None in the control condition)."""
         return self._pattern_type
 
-    def start_episode(self, episode_id: str, injection_id: str | None) -> None:
+    def start_episode(
+        self, episode_id: str, injection_id: str | None, control: AnchorLocator | None = None
+    ) -> None:
         """Hand the episode and its injection (None = control, nothing injected) to the extension.
 
-        Call it before the operator opens the injection's page; pages opened earlier are not injected.
+        `control` is the task's page control whose use with real input completes the task: the
+        extension notes each use (`control_used` in the report's events). Call it before the operator
+        opens the injection's page; pages opened earlier are not injected.
         """
         if injection_id is not None and injection_id not in self.injection_ids():
             raise SusbenchError(f"injection {injection_id!r} is not in the loaded extension build")
         self._secret = secrets.token_hex(32)
-        self._call("start", episode_id, injection_id, self._secret)
+        watched = None if control is None else control.model_dump(mode="json", exclude_none=True)
+        self._call("start", episode_id, injection_id, self._secret, watched)
         self._episode = (episode_id, injection_id)
         self._pattern_type = (
             None

@@ -95,10 +95,15 @@ def error_record(
     )
 
 
-def completion_met(page: Page | None, check: CompletionCheck | None) -> bool | None:
-    """The task's completion check on the final page; None when the task has none."""
+def completion_met(page: Page | None, check: CompletionCheck | None, report: ExtensionReport) -> bool | None:
+    """The task's completion check on the final page and in the extension's signed evidence; None
+    when the task has none."""
     if check is None:
         return None
+    if check.control is not None and not report.control_used:
+        return False
+    if check.url is None:
+        return True
     if page is None or not url_matches(check.url, page.url):
         return False
     return check.selector is None or page.locator(check.selector).count() > 0
@@ -239,7 +244,8 @@ class EpisodeRunner:
         page to load (`ms`)."""
         t0 = time.monotonic()
         bridge = ExtensionBridge(session.context)
-        bridge.start_episode(job.episode.id, job.episode.injection_id)
+        completion = job.task.completion
+        bridge.start_episode(job.episode.id, job.episode.injection_id, completion and completion.control)
         page = session.first_page()
         crashes = ChromiumFaults(session, page)
         page.set_default_timeout(1000 * job.step_timeout_s)
@@ -275,8 +281,9 @@ class EpisodeRunner:
         else:
             note("controller", "error", {"message": failure})
         try:
-            completed = completion_met(session.active_page(), job.task.completion)
-            return result, completed, bridge.finish(), failure
+            page = session.active_page()
+            report = bridge.finish()
+            return result, completion_met(page, job.task.completion, report), report, failure
         except Exception as exc:
             if crashes.cause is None:
                 raise

@@ -15,6 +15,7 @@ from rich.text import Text
 from susbench.completion_cli import complete_snapshots
 from susbench.errors import SnapshotError
 from susbench.snapshot import Damage, Snapshot, generate_key, import_warc, sign_snapshot, verify_snapshot
+from susbench.snapshot.saved import is_saved_html, pages_for
 from susbench.snapshot.signing import load_public_key
 from susbench.snapshot.wacz import upgrade_layout
 
@@ -30,12 +31,28 @@ SESSION_LABEL = "browser session"  # heads the pages one recorded session visite
 
 @snapshot_app.command("import")
 def import_command(
-    files: Annotated[list[Path], typer.Argument(help="WARC, WARC.gz or WACZ files recorded by any tool")],
     out: Annotated[Path, typer.Option("--out", "-o", help="snapshot to write (.wacz)")],
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="WARC, WARC.gz or WACZ files recorded by any tool; saved .html(.gz) pages"),
+    ] = None,
+    url_map: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSON/YAML: saved page file name -> original URL (or {url, captured_at}); "
+            "without saved pages in FILES, every page it names"
+        ),
+    ] = None,
 ) -> None:
-    """Turn standard WARCs or other tools' WACZs into a snapshot (records copied as they are)."""
+    """Turn standard WARCs, other tools' WACZs and saved HTML pages into a snapshot (records copied as
+    they are; saved pages become records under their original URLs)."""
+    given = files or []
+    saved = pages_for([path for path in given if is_saved_html(path)], url_map)
+    if not given and not saved:
+        raise SnapshotError("snapshot import: no WARC, WACZ or saved page given; expected FILES or --url-map")
     skipped: list[Damage] = []
-    path = import_warc(files, out, on_damage=skipped.append)
+    warcs = [path for path in given if not is_saved_html(path)]
+    path = import_warc(warcs, out, on_damage=skipped.append, saved=saved)
     for damage in skipped:
         console.print(f"[yellow]skipped damaged record:[/] {damage}", highlight=False)
     with Snapshot.open(path) as snapshot:

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -34,6 +34,7 @@ from susbench.snapshot.package import (
 )
 from susbench.snapshot.reader import ARCHIVE_PREFIX, capture_time
 from susbench.snapshot.records import Damage, WarcRecord, scan_warc
+from susbench.snapshot.saved import SavedPage, write_saved_warc
 from susbench.snapshot.wacz import WARC_MEMBER, write_wacz
 
 HTML_MIMES = ("text/html", "application/xhtml+xml")
@@ -111,21 +112,26 @@ def import_warc(
     out: Path | str,
     snapshot_id: str | None = None,
     on_damage: Callable[[Damage], None] = _warn,
+    saved: Sequence[SavedPage] = (),
 ) -> Path:
-    """Copy the records of `paths` (WARC, WARC.gz or WACZ) into one WACZ at `out`.
+    """Copy the records of `paths` (WARC, WARC.gz or WACZ) into one WACZ at `out`, after the
+    `saved` pages (saved HTML as records under their original URLs, `susbench.snapshot.saved`).
 
     Damaged records go to `on_damage`. Raises SnapshotError if an input is missing, fails its
     datapackage hashes (a WACZ), or holds no readable record at all.
     """
     out = Path(out)
     sources = [Path(path) for path in paths]
-    if not sources:
-        raise SnapshotError("snapshot import: no WARC or WACZ files given")
+    if not sources and not saved:
+        raise SnapshotError("snapshot import: no WARC, WACZ or saved page given")
     pages: list[PageLine] = []
     with tempfile.TemporaryDirectory(prefix="susbench-import-") as tmp:
         warc = Path(tmp) / Path(WARC_MEMBER).name
         with open(warc, "wb") as target:
             copier = _Copier(target, on_damage)
+            if saved:
+                pages_warc = write_saved_warc(saved, Path(tmp) / "saved-pages.warc.gz")
+                copier.copy(f"saved pages ({len(saved)})", scan_warc(pages_warc))
             for source in sources:
                 if not source.is_file():
                     raise SnapshotError(f"{source}: no such WARC or WACZ file")
@@ -137,7 +143,8 @@ def import_warc(
         for damage in copier.indexer.damaged:
             copier.damaged.append(damage)
             on_damage(damage)
-        manifest = _manifest(out, snapshot_id, entries, copier, pages, sources)
+        names = [source.name for source in sources] + ([f"{len(saved)} saved pages"] if saved else [])
+        manifest = _manifest(out, snapshot_id, entries, copier, pages, names)
         return write_wacz(out, warc, manifest, entries)
 
 
@@ -175,7 +182,7 @@ def _manifest(
     entries: list[IndexEntry],
     copier: _Copier,
     pages: list[PageLine],
-    sources: list[Path],
+    sources: list[str],
 ) -> SnapshotManifest:
     """The clock seed is the earliest capture time; pages come from the sources' lists when they have one."""
     start = min(copier.dates, default=None) or datetime.now(UTC)
@@ -183,11 +190,11 @@ def _manifest(
     return SnapshotManifest(
         id=snapshot_id or out.stem,
         created_at=start,
-        targets=tuple(page.url for page in captures[:1]) or tuple(str(source) for source in sources),
+        targets=tuple(page.url for page in captures[:1]) or tuple(sources),
         clock_seed_ms=int(start.timestamp() * 1000),
         pages=tuple(captures),
         hosts=tuple(sorted({host_of(entry.url) for entry in entries} - {""})),
         source="imported",
         damaged=tuple(str(damage) for damage in copier.damaged),
-        tool_versions={"imported_from": ", ".join(source.name for source in sources)},
+        tool_versions={"imported_from": ", ".join(sources)},
     )

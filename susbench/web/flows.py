@@ -10,6 +10,8 @@ from susbench.models import Injection
 from susbench.web.catalog import specs
 
 PAGES_NEEDING_A_CART = ("/cart", "/checkout")
+# Where an injection that fits any site (a generic one, without an example) is shown on the local web.
+GENERIC_EXAMPLE = "https://voltcart.test/item/aero-14-laptop"
 
 
 def fill_cart(page: Page, host: str) -> None:
@@ -30,4 +32,7 @@ def open_example(page: Page, injection: Injection, prepared: bool = False) -> No
     `prepared` says the caller already did, before the episode started)."""
     if not prepared and needs_cart(injection):
         fill_cart(page, injection.site)
-    page.goto(injection.page.example or f"https://{injection.site}/")
+    if injection.site == "*":
+        page.goto(injection.page.example or GENERIC_EXAMPLE)
+    else:
+        page.goto(injection.page.example or f"https://{injection.site}/")
