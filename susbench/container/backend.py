@@ -138,13 +138,17 @@ class BrowserContainer:
     def _wait_ready(self) -> Status:
         """Until the control socket answers; a container that exits first is reported with its log."""
         deadline = time.monotonic() + self.ready_timeout_s
-        while not self.control.socket_path.exists():
+        while True:
+            if self.control.socket_path.exists():
+                try:
+                    return self.control.status()
+                except ContainerError:
+                    pass  # an image older than its rename-on-listen: the socket exists, not yet listening
             if self.runtime.state(self.id) not in ("created", "running", "configured"):
                 raise ContainerError(self._died("exited while starting"))
             if time.monotonic() > deadline:
                 raise ContainerError(self._died(f"not ready within {self.ready_timeout_s:.0f} s"))
             time.sleep(POLL_S)
-        return self.control.status()
 
     def _check(self, status: Status) -> None:
         """The image's built-in extension is the one expected (built from the same catalogs)."""

@@ -82,10 +82,16 @@ def piping(open_target: Opener) -> Handler:
 
 
 async def serve_unix(path: Path, handler: Handler, mode: int = 0o666) -> asyncio.Server:
-    """A unix-socket server at `path` (replacing a stale socket), reachable by the host's user."""
-    path.unlink(missing_ok=True)
-    server = await asyncio.start_unix_server(handler, path=str(path))
-    os.chmod(path, mode)
+    """A unix-socket server at `path` (replacing a stale socket), reachable by the host's user.
+
+    It is made under another name and renamed when it listens: the host waits for `path` to exist,
+    and a socket file that exists before `listen` refuses connections.
+    """
+    making = path.with_name(f".{path.name}.new")
+    making.unlink(missing_ok=True)
+    server = await asyncio.start_unix_server(handler, path=str(making))
+    os.chmod(making, mode)
+    os.replace(making, path)
     return server
 
 
