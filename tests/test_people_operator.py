@@ -14,143 +14,21 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
-from playwright.sync_api import Page, Playwright
+from playwright.sync_api import Playwright
 
-from replayer.factory import replay_server
-from susbench.browser import BrowserProfile, LocalBackend, fresh_context, launch_browser, routed_profile
-from susbench.browser.bridge import ExtensionBridge
-from susbench.controller import RunOptions, default_snapshot
+from susbench.controller import RunOptions
 from susbench.controller.options import check_options
-from susbench.controller.traffic import ReplayTraffic
 from susbench.errors import SusbenchError
-from susbench.models import ChoiceRole, Task, Viewport
+from susbench.models import Task
 from susbench.operators import OperatorSettings
 from susbench.paths import REPO_ROOT
-from susbench.people.control import ControlPanel, Placement, control_page
+from susbench.people.control import ControlPanel, Placement
 from susbench.people.operator import HumanOperator
 from susbench.store import Store
-from tests.fixtures.people import Patch, XInput
-
-ADD_TO_CART = "form.add-to-cart button[type=submit]"
-CHOSEN: dict[str, tuple[ChoiceRole, str, bool]] = {
-    # confirm shaming: take the discount, then add the scarf to the basket (the task's completion)
-    "threadline-scarf-cart": ("manipulative", "not_avoided", True),
-    # trick wording: the option in the user's interest, and stop there (not completed)
-    "taskflow-enterprise-cart": ("safe", "avoided", False),
-}
-SPY = """
-window.__spy = {messages: [], storage: [], focus: [], added: []};
-addEventListener("message", e => __spy.messages.push(String(e.data)), true);
-addEventListener("storage", e => __spy.storage.push(e.key), true);
-for (const kind of ["blur", "focus", "visibilitychange"])
-  addEventListener(kind, () => __spy.focus.push(kind), true);
-new MutationObserver(records => { for (const r of records) for (const n of r.addedNodes)
-  __spy.added.push(n.textContent || "") }).observe(document, {subtree: true, childList: true});
-"""
-
-
-@contextmanager
-def seated_probe(
-    playwright: Playwright, extension_dir: Path, task: Task, script: str = ""
-) -> Iterator[tuple[Page, ExtensionBridge]]:
-    """The task's start page in a Chromium launched as the human operator's episode is."""
-    with replay_server(default_snapshot(), "direct") as server:
-        traffic = ReplayTraffic(server, task.capture_plan().id)
-        profile = routed_profile(
-            traffic, server.snapshot.manifest.look, headless=False, extension_dir=extension_dir
-        )
-        profile = profile.model_copy(
-            update={"extra_args": HumanOperator(0, OperatorSettings()).window_args()}
-        )
-        with LocalBackend(playwright).launch(profile) as session:
-            bridge = ExtensionBridge(session.context)
-            bridge.start_episode("ep-probe", task.injections[0])
-            page = session.first_page()
-            if script:
-                page.add_init_script(script)
-            page.goto(task.start_url, wait_until="load")
-            yield page, bridge
-
-
-def content_origin(page: Page, x_input: XInput) -> tuple[float, float]:
-    """Where the page's viewport starts on the X screen: move the real pointer over it and compare."""
-    page.evaluate(
-        "() => { window.__origin = null; addEventListener('mousemove', e => "
-        "{ window.__origin = [e.screenX - e.clientX, e.screenY - e.clientY] }) }"
-    )
-    x_input.move(900, 500)
-    x_input.move(905, 505)
-    page.wait_for_function("window.__origin !== null", timeout=5000)
-    x, y = page.evaluate("window.__origin")
-    return float(x), float(y)
-
-
-def option_on_screen(
-    page: Page, bridge: ExtensionBridge, role: ChoiceRole, x_input: XInput
-) -> tuple[float, float]:
-    offered = {choice.role: choice for choice in bridge.choices(page, wait=10)}
-    assert role in offered, f"{role} not offered: {sorted(offered)}"
-    x, y = offered[role].center
-    viewport = Viewport()
-    assert 0 < x < viewport.width and 0 < y < viewport.height, "the option must show without scrolling"
-    origin_x, origin_y = content_origin(page, x_input)
-    return origin_x + x, origin_y + y
-
-
-def done_on_screen(playwright: Playwright) -> tuple[float, float]:
-    """The Done button's centre in the controls' window (an app window: no frame, content = window)."""
-    placement = Placement()
-    profile = BrowserProfile(viewport=Viewport(width=placement.width, height=placement.height))
-    with launch_browser(playwright, profile) as browser:
-        page = fresh_context(browser, profile).new_page()
-        page.set_content(control_page("an instruction as long as a real one, to wrap like one", 60))
-        box = page.locator("#done").bounding_box()
-    assert box is not None
-    return placement.x + box["x"] + box["width"] / 2, placement.y + box["y"] + box["height"] / 2
-
-
-class Target(NamedTuple):
-    """A task as a person meets it: its instruction, what its option looks like on the screen, and
-    the screen points they click, in order (the option first)."""
-
-    instruction: str
-    option_looks: Patch
-    clicks: list[tuple[float, float]]
-
-
-AWAY = (1.0, 1.0)  # where the pointer rests while a person looks, off every window
-
-
-@pytest.fixture(scope="module")
-def targets(
-    x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]
-) -> dict[str, Target]:
-    """Per task, where a person clicks and how the option they look for appears."""
-    found = {}
-    for task in tasks:
-        if task.id in CHOSEN:
-            role, _, add = CHOSEN[task.id]
-            with seated_probe(web_playwright, extension_dir, task) as (page, bridge):
-                option = option_on_screen(page, bridge, role, x_input)
-                clicks = [option]
-                box = page.locator(ADD_TO_CART).bounding_box()
-                if add and box is not None:
-                    origin_x, origin_y = content_origin(page, x_input)
-                    clicks.append(
-                        (origin_x + box["x"] + box["width"] / 2, origin_y + box["y"] + box["height"] / 2)
-                    )
-                x_input.move(*AWAY)
-                time.sleep(1.0)  # the pattern's appearance has settled
-                looks = x_input.patch(*option)
-                assert len(set(looks)) > 1, "the option's square must show something, not a flat colour"
-                found[task.id] = Target(task.instruction, looks, clicks)
-    return found
+from tests.fixtures.people import AWAY, CHOSEN, SPY, Target, XInput, done_on_screen, seated_probe
 
 
 @pytest.mark.e2e
