@@ -354,3 +354,40 @@ def test_the_page_finds_no_trace_of_the_study_window(
         assert window.reply is None, f"the page answered for the person: {forged}"
     assert "200" not in "".join(forged) and "204" not in "".join(forged)
     assert found == {"messages": [], "storage": [], "found": []}
+
+
+@pytest.mark.e2e
+def test_a_study_killed_midway_resumes_with_each_task_once(
+    tmp_path: Path, participant: Participant, x_input: XInput, points: StudyPoints
+) -> None:
+    """The study and its windows die while the first questionnaire is shown (its episode stored, its
+    answers not); the same command continues there: the questionnaire, then the second task."""
+    db = tmp_path / "resume.duckdb"
+    run = study(db, "--practice", "none")
+    try:
+        participant.press("Consent", points.accept)
+        first = participant.task()
+        x_input.wait_for_window("^Study: Questions after task 1 of 2$", timeout=60)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.wait()
+    x_input.wait_until_gone("^Study: ", timeout=30)
+    run = study(db, "--practice", "none")
+    try:
+        participant.press("Welcome back", points.welcome_back)
+        participant.answer(first)
+        second = participant.task()
+        participant.answer(second)
+        participant.press("Thank you", points.finish)
+    finally:
+        finished(run)
+    assert {first, second} == set(CHOSEN)
+    with Store(db, read_only=True) as store:
+        _, episodes = store.query("SELECT task_id, count(*) FROM episodes GROUP BY task_id")
+        _, answers = store.query("SELECT task_id, count(*) FROM responses GROUP BY task_id")
+        _, outcomes = store.query("SELECT task_id, outcome, completed FROM episode_outcomes")
+        _, state = store.query("SELECT state, design_row FROM study_sessions")
+    assert dict(episodes) == dict.fromkeys(CHOSEN, 1)
+    assert dict(answers) == dict.fromkeys(CHOSEN, 3)
+    assert sorted(outcomes) == sorted((task, outcome, add) for task, (_, outcome, add) in CHOSEN.items())
+    assert state == [("finished", 0)]
