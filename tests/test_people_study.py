@@ -280,7 +280,7 @@ def test_susbench_report_shows_people_beside_agents(
             "--operator",
             "careful",
             "--tasks",
-            ",".join(CHOSEN),
+            "threadline-scarf-cart",
             "--db",
             str(db),
         ],
