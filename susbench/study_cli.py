@@ -113,7 +113,7 @@ def summary(
         "share",
         "95% Wilson",
         "answers (yes)",
-        caption=f"{found.participants} participants; noticed: answered {answer!r} to {question!r} "
+        caption=f"participants: {found.participants}; noticed: answered {answer!r} to {question!r} "
         "(practice left out)",
     )
     for row in found.types:
