@@ -10,6 +10,7 @@ from datetime import datetime
 from http import HTTPStatus
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from susbench.errors import InputError
@@ -136,3 +137,21 @@ def test_a_refusal_stores_nothing_but_the_refusal(tmp_path: Path) -> None:
         ("P09", "declined", None, None, None, None, None, None, None, None, at.replace(hour=11), None)
     ]
     assert answers == [(0,)] and episodes == [(0,)]
+
+
+def test_the_study_tables_export_like_any_run(tmp_path: Path) -> None:
+    db = tmp_path / "study.duckdb"
+    with StudyStore(db) as study:
+        study.decline("P09", datetime(2026, 12, 1, 10, 0))
+        written = study.store.export_parquet(tmp_path / "out")
+    names = {path.name for path in written}
+    assert {
+        "episodes.parquet",
+        "study_sessions.parquet",
+        "responses.parquet",
+        "study_responses.parquet",
+    } <= names
+    rows = duckdb.sql(
+        f"SELECT participant, state FROM '{tmp_path / 'out' / 'study_sessions.parquet'}'"
+    ).fetchall()
+    assert rows == [("P09", "declined")]
