@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 from types import TracebackType
@@ -33,6 +35,7 @@ from susbench.terminal import output_console
 if TYPE_CHECKING:
     from susbench.controller import ExecutorFactory, RunOptions, RunSummary
     from susbench.controller.reproduce import Reproduction, Verdict
+    from susbench.distributed import BackendOptions
 
 BACKEND_HELP = "local: worker processes on this machine; ray: Ray tasks on an embedded node or a cluster"
 RAY_ADDRESS_HELP = "join this Ray cluster (default: $RAY_ADDRESS; neither: start an embedded node)"
@@ -140,6 +143,37 @@ def _destinations(options: RunOptions) -> str:
     return where
 
 
+@contextmanager
+def remote_screen(
+    serve: bool,
+    port: int | None,
+    host: str | None,
+    where: BackendOptions,
+    options: RunOptions,
+    console: Console,
+) -> Iterator[None]:
+    """With --serve, the run's display is a remote seat, and its link is printed once."""
+    if not serve:
+        if port is not None or host is not None:
+            raise SusbenchError("--port and --host belong to --serve; expected --serve with them")
+        yield
+        return
+    from susbench.operators import Seated, make_operator
+    from susbench.people.remote import SeatOptions, serving_display
+
+    if where.backend != "local":
+        raise SusbenchError("--serve needs --backend local: the participant's screen is on this machine")
+    seat = SeatOptions(host=host or SeatOptions().host, port=SeatOptions().port if port is None else port)
+    with serving_display(seat) as opened:
+        if not isinstance(make_operator(options.operator, 0, options.operator_settings), Seated):
+            raise SusbenchError(
+                f"--serve: operator {options.operator!r} has no person at the screen; "
+                "expected --operator human"
+            )
+        console.print(f"participant's link: {opened.link}", soft_wrap=True, markup=False, highlight=False)
+        yield
+
+
 def run(
     operator: Annotated[
         str,
@@ -210,6 +244,16 @@ def run(
     browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
     browser: BrowserOption = "local",
     image: ImageOption = None,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve", help="human: the screen on a virtual display, for a remote participant (noVNC link)"
+        ),
+    ] = False,
+    port: Annotated[
+        int | None, typer.Option(min=0, max=65535, help="--serve: port of the link (default 6080)")
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="--serve: address to listen on (127.0.0.1)")] = None,
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions
@@ -241,7 +285,11 @@ def run(
         ),
     )
     console.print(_destinations(options), soft_wrap=True)
-    with stopping_on_signals(), open_backend(where) as executor:
+    with (
+        stopping_on_signals(),
+        remote_screen(serve, port, host, where, options, console),
+        open_backend(where) as executor,
+    ):
         summary = _run_with_progress(options, console, executor)
     console.print(_destinations(options), soft_wrap=True)
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"

@@ -2,14 +2,17 @@
 
 Found by grepping the code for listening sockets: the local web, the replayer in both modes, the
 recording proxy, the model servers of the agent tests, the container's CDP relay, Chromium's CDP port
-(operators that ask for it), and the command lines `web serve`, `replay serve` and mitmdump with our
-addon. Each is started for real and its listening sockets are read from /proc (the kernel's own
-table, by socket inode of the process), so what is checked is what is bound.
+(operators that ask for it), the remote seat of `run --serve` (its token gate is its one public
+socket: x11vnc and Xvfb have no TCP socket, websockify is on loopback behind the gate), and the
+command lines `web serve`, `replay serve` and mitmdump with our addon. Each is started for real and
+its listening sockets are read from /proc (the kernel's own table, by socket inode of the process),
+so what is checked is what is bound.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -28,6 +31,8 @@ from susbench.browser import LocalBackend, routed_profile
 from susbench.container.relay import TcpToUnixRelay
 from susbench.controller import default_snapshot
 from susbench.paths import REPO_ROOT
+from susbench.people.remote import RemoteSeat, SeatOptions
+from susbench.people.screen import APT_PACKAGES as PEOPLE_PACKAGES
 from susbench.web import LocalWeb
 from tests.fixtures.processes import descendants
 
@@ -103,6 +108,18 @@ def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwr
         cdp_port = int(session.cdp_endpoint.rsplit(":", 1)[1].split("/")[0])
         chromium = {address for address, port in _listening_inodes().values() if port == cdp_port}
         assert chromium and chromium <= LOOPBACK, chromium
+
+
+def test_the_remote_seat_listens_on_loopback_unless_told_otherwise() -> None:
+    if any(shutil.which(tool) is None for tool in ("Xvfb", "x11vnc", "websockify")):
+        pytest.skip(f"the remote seat needs apt-get install -y {' '.join(PEOPLE_PACKAGES)}")
+    for host in ("127.0.0.1", "0.0.0.0"):
+        with RemoteSeat(SeatOptions(host=host, port=0)) as seat:
+            bound = listening(os.getpid(), with_children=True)
+            gate = {address for address, port in bound if port == seat.port}
+            others = {address for address, port in bound if port != seat.port}
+        assert gate == {host}, bound
+        assert others <= {"127.0.0.1"}, bound
 
 
 @contextmanager

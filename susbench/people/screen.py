@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from susbench.errors import SusbenchError
 from susbench.models import Frozen
 
 APT_PACKAGES = ("xvfb", "xdotool", "x11vnc", "novnc", "websockify")
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """For `Popen(preexec_fn=...)`: the child gets SIGTERM when this process dies, even by SIGKILL,
+    so no screen or VNC server outlives the run that started it."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class ScreenSize(Frozen):
@@ -52,7 +65,9 @@ class VirtualScreen:
             "tcp",
             *(["-fbdir", str(self.framebuffer)] if self.framebuffer else []),
         ]
-        self._process = subprocess.Popen(command, pass_fds=(write_end,), stderr=subprocess.DEVNULL)
+        self._process = subprocess.Popen(
+            command, pass_fds=(write_end,), stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
+        )
         os.close(write_end)
         with os.fdopen(read_end) as announced:
             number = announced.readline().strip()
@@ -67,3 +82,18 @@ class VirtualScreen:
             self._process.terminate()
             self._process.wait(timeout=10)
             self._process = None
+
+
+@contextmanager
+def using_display(display: str) -> Iterator[None]:
+    """`display` as this process's `DISPLAY` (inherited by the browsers and workers it starts) while
+    the block runs; the previous value afterwards."""
+    before = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = display
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("DISPLAY", None)
+        else:
+            os.environ["DISPLAY"] = before
