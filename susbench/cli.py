@@ -35,6 +35,7 @@ from susbench.models import (
 )
 from susbench.run_cli import demo, query, reproduce, results_app, run
 from susbench.snapshot.cli import snapshot_app
+from susbench.study_cli import study_app
 from susbench.web.cli import app as web_app
 
 app = typer.Typer(
@@ -77,6 +78,11 @@ app.command("doctor", help="Check Chromium, fonts, CAs, ports, the results folde
     doctor
 )
 app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
+app.add_typer(
+    study_app,
+    name="study",
+    help="A whole session of one human participant (consent, tasks, questionnaires); `summary`: realism.",
+)
 app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
 app.command("trace", help="An agent episode's timeline: screenshots with actions drawn, the model's words.")(
     trace

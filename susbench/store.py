@@ -417,13 +417,18 @@ class Store:
         return columns, rows
 
     def export_parquet(self, folder: Path) -> list[Path]:
-        """Every table and the `episode_outcomes` view as one Parquet file each."""
+        """Every table and view as one Parquet file each (the controller's first, then any other part's)."""
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise SusbenchError(f"{folder}: cannot create the export folder: {exc}") from None
+        _, found = self.query(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT internal UNION "
+            "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+        )
+        others = sorted({row[0] for row in found} - {*TABLES, *VIEWS})  # e.g. a study's responses
         written = []
-        for name in (*TABLES, *VIEWS):
+        for name in (*TABLES, *VIEWS, *others):
             target = folder / f"{name}.parquet"
             quoted = str(target).replace("'", "''")
             self._db.execute(f"COPY (SELECT * FROM {name}) TO '{quoted}' (FORMAT parquet)")

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 from playwright.sync_api import Playwright
@@ -23,75 +22,13 @@ from playwright.sync_api import Playwright
 from susbench.controller import RunOptions
 from susbench.controller.options import check_options
 from susbench.errors import SusbenchError
-from susbench.models import ChoiceRole, Task
+from susbench.models import Task
 from susbench.operators import OperatorSettings
 from susbench.paths import REPO_ROOT
 from susbench.people.control import ControlPanel, Placement
 from susbench.people.operator import HumanOperator
 from susbench.store import Store
-from tests.fixtures.people import (
-    Patch,
-    XInput,
-    content_origin,
-    done_on_screen,
-    option_on_screen,
-    seated_probe,
-)
-
-ADD_TO_CART = "form.add-to-cart button[type=submit]"
-CHOSEN: dict[str, tuple[ChoiceRole, str, bool]] = {
-    # confirm shaming: take the discount, then add the scarf to the basket (the task's completion)
-    "threadline-scarf-cart": ("manipulative", "not_avoided", True),
-    # trick wording: the option in the user's interest, and stop there (not completed)
-    "taskflow-enterprise-cart": ("safe", "avoided", False),
-}
-SPY = """
-window.__spy = {messages: [], storage: [], focus: [], added: []};
-addEventListener("message", e => __spy.messages.push(String(e.data)), true);
-addEventListener("storage", e => __spy.storage.push(e.key), true);
-for (const kind of ["blur", "focus", "visibilitychange"])
-  addEventListener(kind, () => __spy.focus.push(kind), true);
-new MutationObserver(records => { for (const r of records) for (const n of r.addedNodes)
-  __spy.added.push(n.textContent || "") }).observe(document, {subtree: true, childList: true});
-"""
-
-
-class Target(NamedTuple):
-    """A task as a person meets it: its instruction, what its option looks like on the screen, and
-    the screen points they click, in order (the option first)."""
-
-    instruction: str
-    option_looks: Patch
-    clicks: list[tuple[float, float]]
-
-
-AWAY = (1.0, 1.0)  # where the pointer rests while a person looks, off every window
-
-
-@pytest.fixture(scope="module")
-def targets(
-    x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]
-) -> dict[str, Target]:
-    """Per task, where a person clicks and how the option they look for appears."""
-    found = {}
-    for task in tasks:
-        if task.id in CHOSEN:
-            role, _, add = CHOSEN[task.id]
-            with seated_probe(web_playwright, extension_dir, task) as (page, bridge):
-                option = option_on_screen(page, bridge, role, x_input)
-                clicks = [option]
-                box = page.locator(ADD_TO_CART).bounding_box()
-                if add and box is not None:
-                    origin_x, origin_y = content_origin(page, x_input)
-                    clicks.append(
-                        (origin_x + box["x"] + box["width"] / 2, origin_y + box["y"] + box["height"] / 2)
-                    )
-                x_input.move(*AWAY)
-                time.sleep(1.0)  # the pattern's appearance has settled
-                looks = x_input.patch(*option)
-                assert len(set(looks)) > 1, "the option's square must show something, not a flat colour"
-                found[task.id] = Target(task.instruction, looks, clicks)
-    return found
+from tests.fixtures.people import AWAY, CHOSEN, SPY, Target, XInput, done_on_screen, seated_probe
 
 
 @pytest.mark.e2e

@@ -1,0 +1,334 @@
+"""One participant's session: consent, a practice task, the tasks in the participant's
+counterbalanced order with a questionnaire after each and breaks between, then the debrief.
+
+Each task is one episode of `susbench run --operator human` (its own controls window, fresh
+profile, scored by the extension), stored under the study's run; the practice task runs without
+a dark pattern (a control episode) in a run of its own, so it never enters the study's rates.
+Participant k's episodes are repeat k of their run, so every participant's episodes have their own
+keys, and a session started again skips every task whose episode and answers are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from pydantic import Field
+
+from susbench.controller import (
+    EpisodeJob,
+    RunOptions,
+    episode_key,
+    plan_episodes,
+    run_benchmark,
+    run_identity,
+)
+from susbench.controller.options import check_options, snapshot_facts
+from susbench.controller.planning import Planner
+from susbench.controller.run import load_materials
+from susbench.errors import InputError, SusbenchError
+from susbench.models import Frozen, Injection, Task
+from susbench.people.appwindow import Placement
+from susbench.people.questionnaire import (
+    DEFAULT_QUESTIONNAIRE,
+    STUDY_DIR,
+    Questionnaire,
+    load_questionnaire,
+    read_text_file,
+)
+from susbench.people.study_window import Button, Screen, StudyWindow
+from susbench.study.design import participant_order
+from susbench.study.storage import StudySession, StudySettings, StudyStore, TaskResponse
+from susbench.tasks import select_tasks
+
+DEFAULT_DEBRIEF = STUDY_DIR / "debrief.txt"
+PARTICIPANT_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
+CONTINUE = (Button(choice="continue", label="Continue"),)
+
+
+def consent_screen(text: tuple[str, ...]) -> Screen:
+    buttons = (
+        Button(choice="accept", label="I agree"),
+        Button(choice="decline", label="I do not agree", secondary=True),
+    )
+    return Screen(
+        kind="consent", title="Consent", heading="Before we start", paragraphs=text, buttons=buttons
+    )
+
+
+def starting_screen(heading: str, title: str) -> Screen:
+    text = (
+        "The task opens in a moment. Its instruction, Done and Give up appear in this corner; the "
+        "website opens on the right.",
+    )
+    return Screen(kind="wait", title=title, heading=heading, paragraphs=text)
+
+
+def welcome_back_screen() -> Screen:
+    text = ("The study continues where it stopped. Press Continue when you are ready.",)
+    return Screen(
+        kind="break", title="Welcome back", heading="Welcome back", paragraphs=text, buttons=CONTINUE
+    )
+
+
+def break_screen(done: int, total: int) -> Screen:
+    text = (f"You have finished {done} of {total} tasks. Rest as long as you like, then press Continue.",)
+    return Screen(kind="break", title="Break", heading="Take a break", paragraphs=text, buttons=CONTINUE)
+
+
+def questions_screen(questionnaire: Questionnaire, heading: str, title: str) -> Screen:
+    return Screen(
+        kind="questionnaire",
+        title=title,
+        heading=heading,
+        questionnaire=questionnaire,
+        buttons=(Button(choice="submit", label="Next"),),
+    )
+
+
+def debrief_screen(text: tuple[str, ...]) -> Screen:
+    finish = (Button(choice="finish", label="Finish"),)
+    return Screen(kind="debrief", title="Thank you", heading="Thank you", paragraphs=text, buttons=finish)
+
+
+class StudyOptions(Frozen):
+    participant: str = Field(pattern=PARTICIPANT_PATTERN)
+    consent: Path
+    tasks: str
+    practice: str | None = Field(default="auto", description="a task id, auto (seeded) or None")
+    questionnaire: Path = DEFAULT_QUESTIONNAIRE
+    debrief: Path = DEFAULT_DEBRIEF
+    break_every: int = Field(default=0, ge=0, description="a break after every N tasks (0: none)")
+    seed: int = 0
+    snapshot: Path | None = None
+    db: Path
+    episode_timeout_s: float | None = Field(default=None, gt=0)
+    placement: Placement = Placement()
+
+
+class Step(NamedTuple):
+    """One task of the session: position 0 is the practice."""
+
+    position: int
+    task: Task
+    options: RunOptions
+    run_id: str
+
+    @property
+    def practice(self) -> bool:
+        return self.position == 0
+
+
+class StudyResult(Frozen):
+    participant: str
+    state: str
+    ran: int = 0
+    skipped: int = 0
+    interrupted_by: int | None = None
+
+
+def check_participant(participant: str) -> str:
+    """A pseudonymous code; anything that could be a name with spaces, or too long, is refused."""
+    if not re.fullmatch(PARTICIPANT_PATTERN, participant):
+        raise InputError(
+            f"--participant {participant!r}: expected a pseudonymous code of 1-32 characters from "
+            "A-Z a-z 0-9 _ - (e.g. P07); never a participant's name"
+        )
+    return participant
+
+
+def one_episode(task_id: str, repeat: int) -> Planner:
+    """Plan only `task_id`'s episode `repeat` (the participant's), drawn as the controller draws it."""
+
+    def plan(
+        run_id: str, tasks: Sequence[Task], injections: Mapping[str, Injection], options: RunOptions
+    ) -> list[EpisodeJob]:
+        chosen = [task for task in tasks if task.id == task_id]
+        jobs = plan_episodes(run_id, chosen, injections, options.model_copy(update={"repeats": repeat + 1}))
+        return [job for job in jobs if job.episode.repeat == repeat]
+
+    return plan
+
+
+class Study:
+    """A session for one participant, ready to run: every input is checked before a window opens."""
+
+    def __init__(self, options: StudyOptions, say: Callable[[str], None] = lambda line: None) -> None:
+        check_participant(options.participant)
+        self.options = options
+        self.say = say
+        self.questionnaire: Questionnaire = load_questionnaire(options.questionnaire)
+        self.consent = read_text_file(options.consent, "consent")
+        self.debrief = read_text_file(options.debrief, "debrief")
+        base = RunOptions(
+            operator="human",
+            tasks=options.tasks,
+            snapshot=options.snapshot,
+            seed=options.seed,
+            db=options.db,
+            episode_timeout_s=options.episode_timeout_s,
+            headless=False,
+        )
+        check_options(base)
+        materials = load_materials(base, snapshot_facts(base))
+        self.tasks = {task.id: task for task in materials.tasks}
+        chosen = select_tasks(materials.tasks, options.tasks, materials.injections)
+        self.task_ids = [task.id for task in chosen]
+        self.study_options = base
+        self.run_id = run_identity(base, materials.inputs).run_id()
+        practice = self._practice_task(options.practice, set(self.task_ids))
+        self.practice_options = None
+        self.practice_run_id = None
+        if practice is not None:
+            self.practice_options = base.model_copy(update={"tasks": practice, "control_rate": 1.0})
+            self.practice_run_id = run_identity(self.practice_options, materials.inputs).run_id()
+        self.settings = StudySettings(
+            tasks=options.tasks,
+            practice=practice,
+            seed=options.seed,
+            run_id=self.run_id,
+            practice_run_id=self.practice_run_id,
+            questionnaire_sha256=hashlib.sha256(options.questionnaire.read_bytes()).hexdigest(),
+        )
+
+    def _practice_task(self, asked: str | None, studied: set[str]) -> str | None:
+        if asked is None:
+            return None
+        if asked == "auto":
+            spare = sorted(set(self.tasks) - studied)
+            if not spare:
+                raise SusbenchError(
+                    "--practice auto: every task of the catalog is in --tasks; expected a practice task "
+                    "outside the study (--practice TASK_ID) or --practice none"
+                )
+            return random.Random(f"study-practice\x1f{self.options.seed}").choice(spare)
+        if asked not in self.tasks:
+            raise SusbenchError(f"--practice {asked!r}: no such task; expected a task id, auto or none")
+        if asked in studied:
+            raise SusbenchError(
+                f"--practice {asked}: the task is also in --tasks; expected a practice task outside the study"
+            )
+        return asked
+
+    def _store(self) -> StudyStore:
+        return StudyStore(self.options.db)
+
+    def run(self) -> StudyResult:
+        """The whole session, or what is left of it."""
+        participant = self.options.participant
+        with self._store() as study:
+            session = study.session(participant)
+        if session is not None and session.state == "finished":
+            self.say(
+                f"participant {participant} finished their session on {session.finished_at:%Y-%m-%d %H:%M}"
+            )
+            return StudyResult(participant=participant, state="finished")
+        if session is not None and session.state == "consented":
+            self._check_same(session)
+        with StudyWindow(self.options.placement, starting_screen("Study", "Please wait")) as window:
+            if session is None or session.state == "declined":
+                session = self._ask_consent(window)
+                if session is None:
+                    self.say(f"participant {participant} declined; only the refusal is stored")
+                    return StudyResult(participant=participant, state="declined")
+            else:
+                window.ask(welcome_back_screen())
+            return self._tasks(window, session)
+
+    def _check_same(self, session: StudySession) -> None:
+        stored = session.settings
+        if stored is None or stored == self.settings:
+            return
+        differs = [
+            name
+            for name in StudySettings.model_fields
+            if getattr(stored, name) != getattr(self.settings, name)
+        ]
+        was = ", ".join(f"{name} {getattr(stored, name)}" for name in differs)
+        raise SusbenchError(
+            f"participant {session.participant}'s session was started with other settings (it had {was}); "
+            "expected the same command to resume it, or a new --participant"
+        )
+
+    def _ask_consent(self, window: StudyWindow) -> StudySession | None:
+        reply = window.ask(consent_screen(self.consent))
+        now = datetime.now(UTC).replace(tzinfo=None)
+        with self._store() as study:
+            if reply.choice == "decline":
+                study.decline(self.options.participant, now)
+                return None
+            row = study.next_design_row()
+            order = participant_order(self.task_ids, self.options.seed, row)
+            return study.consent(self.options.participant, row, order, self.settings, now)
+
+    def _steps(self, session: StudySession) -> list[Step]:
+        steps = []
+        if self.settings.practice is not None and self.practice_options and self.practice_run_id:
+            steps.append(
+                Step(0, self.tasks[self.settings.practice], self.practice_options, self.practice_run_id)
+            )
+        steps += [
+            Step(position, self.tasks[task_id], self.study_options, self.run_id)
+            for position, task_id in enumerate(session.task_order, start=1)
+        ]
+        return steps
+
+    def _tasks(self, window: StudyWindow, session: StudySession) -> StudyResult:
+        assert session.design_row is not None
+        repeat = session.design_row
+        result = StudyResult(participant=session.participant, state="consented")
+        with self._store() as study:
+            answered = study.answered_tasks(session)
+            stored = study.store.stored_episode_ids(self.run_id) | (
+                study.store.stored_episode_ids(self.practice_run_id) if self.practice_run_id else set()
+            )
+        steps = self._steps(session)
+        total = len(session.task_order)
+        for step in steps:
+            episode = episode_key(step.run_id, step.task.id, repeat)
+            label = "the practice task" if step.practice else f"task {step.position} of {total}"
+            if step.task.id in answered and episode in stored:
+                result = result.model_copy(update={"skipped": result.skipped + 1})
+                continue
+            if episode not in stored:
+                heading = "Practice" if step.practice else f"Task {step.position} of {total}"
+                window.show(starting_screen(heading, f"Starting {label}"))
+                self.say(f"{session.participant}: {label} ({step.task.id})")
+                summary = run_benchmark(step.options, plan=one_episode(step.task.id, repeat))
+                if summary.interrupted:
+                    return result.model_copy(update={"interrupted_by": summary.stop_signal})
+                result = result.model_copy(update={"ran": result.ran + 1})
+            if step.task.id not in answered:
+                self._ask_questions(window, session, step, episode, label)
+            if self._break_due(step, total):
+                window.ask(break_screen(step.position, total))
+        window.ask(debrief_screen(self.debrief))
+        with self._store() as study:
+            study.finish(session, datetime.now(UTC).replace(tzinfo=None))
+        return result.model_copy(update={"state": "finished"})
+
+    def _break_due(self, step: Step, total: int) -> bool:
+        every = self.options.break_every
+        return bool(every) and not step.practice and step.position % every == 0 and step.position < total
+
+    def _ask_questions(
+        self, window: StudyWindow, session: StudySession, step: Step, episode: str, label: str
+    ) -> None:
+        total = len(session.task_order)
+        heading = "Practice" if step.practice else f"After task {step.position} of {total}"
+        reply = window.ask(questions_screen(self.questionnaire, heading, f"Questions after {label}"))
+        response = TaskResponse(
+            session=session,
+            episode_id=episode,
+            task_id=step.task.id,
+            practice=step.practice,
+            position=step.position,
+            answers=reply.answers,
+        )
+        with self._store() as study:
+            study.add_response(response, datetime.now(UTC).replace(tzinfo=None))
