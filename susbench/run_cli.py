@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
@@ -149,6 +149,30 @@ def _destinations(options: RunOptions) -> str:
 
 
 @contextmanager
+def served_display(
+    serve: bool,
+    port: int | None,
+    host: str | None,
+    console: Console,
+    check: Callable[[], None] = lambda: None,
+) -> Iterator[None]:
+    """With --serve, this process's display is a remote seat; `check` runs on it, then its link is
+    printed once."""
+    if not serve:
+        if port is not None or host is not None:
+            raise SusbenchError("--port and --host belong to --serve; expected --serve with them")
+        yield
+        return
+    from susbench.people.remote import SeatOptions, serving_display
+
+    seat = SeatOptions(host=host or SeatOptions().host, port=SeatOptions().port if port is None else port)
+    with serving_display(seat) as opened:
+        check()
+        console.print(f"participant's link: {opened.link}", soft_wrap=True, markup=False, highlight=False)
+        yield
+
+
+@contextmanager
 def remote_screen(
     serve: bool,
     port: int | None,
@@ -157,25 +181,20 @@ def remote_screen(
     options: RunOptions,
     console: Console,
 ) -> Iterator[None]:
-    """With --serve, the run's display is a remote seat, and its link is printed once."""
-    if not serve:
-        if port is not None or host is not None:
-            raise SusbenchError("--port and --host belong to --serve; expected --serve with them")
-        yield
-        return
-    from susbench.operators import Seated, make_operator
-    from susbench.people.remote import SeatOptions, serving_display
-
-    if where.backend != "local":
+    """A run's --serve: only for a person at the screen, on this machine."""
+    if serve and where.backend != "local":
         raise SusbenchError("--serve needs --backend local: the participant's screen is on this machine")
-    seat = SeatOptions(host=host or SeatOptions().host, port=SeatOptions().port if port is None else port)
-    with serving_display(seat) as opened:
+
+    def seated() -> None:
+        from susbench.operators import Seated, make_operator
+
         if not isinstance(make_operator(options.operator, 0, options.operator_settings), Seated):
             raise SusbenchError(
                 f"--serve: operator {options.operator!r} has no person at the screen; "
                 "expected --operator human"
             )
-        console.print(f"participant's link: {opened.link}", soft_wrap=True, markup=False, highlight=False)
+
+    with served_display(serve, port, host, console, seated):
         yield
 
 

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from susbench.completion_cli import complete_snapshots, complete_tasks
-from susbench.run_cli import DB_HELP, DEFAULT_DB
+from susbench.run_cli import DB_HELP, DEFAULT_DB, served_display
 from susbench.terminal import output_console
 
 study_app = typer.Typer(invoke_without_command=True)
@@ -53,9 +53,20 @@ def study(
     episode_timeout: Annotated[
         float | None, typer.Option(min=1.0, help="seconds per task (default: the task's max_seconds)")
     ] = None,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve", help="the session on a virtual display, for a remote participant (noVNC link)"
+        ),
+    ] = False,
+    port: Annotated[
+        int | None, typer.Option(min=0, max=65535, help="--serve: port of the link (default 6080)")
+    ] = None,
+    host: Annotated[str | None, typer.Option(help="--serve: address to listen on (127.0.0.1)")] = None,
 ) -> None:
-    """Run one participant's session on $DISPLAY: consent, practice, the tasks in counterbalanced
-    order with a questionnaire after each, breaks, debrief. The same command resumes it."""
+    """Run one participant's session on $DISPLAY (with --serve, a remote seat): consent, practice,
+    the tasks in counterbalanced order with a questionnaire after each, breaks, debrief. The same
+    command resumes it."""
     if ctx.invoked_subcommand is not None:
         return
     from susbench.controller.stopping import stopping_on_signals
@@ -81,7 +92,7 @@ def study(
         db=db,
         episode_timeout_s=episode_timeout,
     )
-    with stopping_on_signals():
+    with stopping_on_signals(), served_display(serve, port, host, console):
         result = Study(options, say=lambda line: console.print(line, soft_wrap=True)).run()
     console.print(
         f"participant {result.participant}: {result.state}; {result.ran} tasks run now, {result.skipped} "

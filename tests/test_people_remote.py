@@ -277,3 +277,45 @@ def test_serve_options_get_one_clear_error(
     assert done.returncode != 0
     assert expected in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.e2e
+def test_a_study_is_served_on_a_remote_seat(seat_packages: None, tmp_path: Path, viewer: Viewer) -> None:
+    """`study --serve`: the participant's link shows the session's screen (the consent window on it)."""
+    consent = tmp_path / "consent.txt"
+    consent.write_text("You may stop at any time.\n", encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
+    command = [sys.executable, "-m", "susbench", "study", "--participant", "R01", "--consent", str(consent)]
+    served = ["--serve", "--port", "0"]
+    study = subprocess.Popen(
+        [*command, "--tasks", TASK, "--practice", "none", "--db", str(tmp_path / "study.duckdb"), *served],
+        cwd=REPO_ROOT,
+        env={**env, "COLUMNS": "500"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        link, _ = link_in(lines_of(study), timeout=120)
+        assert link.startswith("http://127.0.0.1:")
+        response = viewer.page.goto(link)
+        assert response is not None and response.status == 200
+        viewer.page.wait_for_selector(CANVAS, timeout=60_000)
+        # the consent window draws on the left of the seat's screen: the canvas there is not blank
+        drawn = viewer.page.wait_for_function(
+            """selector => {
+                 const canvas = document.querySelector(selector);
+                 const pixels = canvas.getContext("2d").getImageData(0, 0, 380, 300).data;
+                 for (let i = 0; i < pixels.length; i += 4) if (pixels[i] > 200) return true;
+                 return false;
+               }""",
+            arg=CANVAS,
+            timeout=60_000,
+        )
+        assert drawn.json_value() is True
+        refused = viewer.page.goto(link.replace(link.split("/")[3], "x" * len(link.split("/")[3])))
+        assert refused is not None and refused.status == 403
+    finally:
+        os.killpg(study.pid, 9)
+        study.wait()
