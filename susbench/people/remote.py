@@ -61,7 +61,7 @@ class SeatOptions(Frozen):
     poll_ms: int = Field(default=5, ge=1, le=100)
     """x11vnc's pause between screen polls and before sending an update (its -wait and -defer; its own
     default is 20 ms, with longer naps when idle, which we turn off: a participant reads, then acts).
-    5 ms: 0.6x the default's median latency for 3% of a core (benchmarks/remote_latency.py)."""
+    5 ms: 0.6x the default's median latency for 3% of a core (benchmarks/people_remote_latency.py)."""
 
 
 def _stop(process: subprocess.Popen[bytes] | None) -> None:

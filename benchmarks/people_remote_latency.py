@@ -11,7 +11,7 @@ way. Frame rate: the box then animates (a new colour every animation frame of th
 and the viewer counts its canvas updates per second. x11vnc's CPU time over both tells the cost of
 polling faster. Three poll intervals take turns in two rounds, each on a seat of its own.
 
-    .venv/bin/python benchmarks/remote_latency.py [--inputs 60] [--seconds 10] [--out FILE.md]
+    .venv/bin/python benchmarks/people_remote_latency.py [--inputs 60] [--seconds 10] [--out FILE.md]
 """
 
 from __future__ import annotations
