@@ -13,6 +13,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 SOCKET="${SUSBENCH_PODMAN_SOCKET:-/run/podman/podman.sock}"
 PIDFILE="${SOCKET%.sock}.service.pid"
 LOG="${SOCKET%.sock}.service.log"
+CONF="${SOCKET%.sock}.containers.conf"
 PACKAGES=(podman runc conmon slirp4netns passt uidmap fuse-overlayfs debootstrap)
 
 answers() {
@@ -46,8 +47,11 @@ case "${1:-}" in
     else
       mkdir -p "$(dirname "$SOCKET")"
       rm -f "$SOCKET"
-      CONTAINERS_CONF="$HERE/containers.conf" BUILDAH_ISOLATION=chroot \
-        setsid podman system service --time=0 "unix://$SOCKET" >"$LOG" 2>&1 &
+      # The service outlives this checkout (a CI clone is deleted after its run, and conmon fails in a
+      # vanished working directory): it runs in / with its own copy of the settings.
+      cp "$HERE/containers.conf" "$CONF"
+      (cd / && CONTAINERS_CONF="$CONF" BUILDAH_ISOLATION=chroot \
+        exec setsid podman system service --time=0 "unix://$SOCKET" >"$LOG" 2>&1) &
       echo $! >"$PIDFILE"
       for _ in $(seq 1 50); do
         answers && break
