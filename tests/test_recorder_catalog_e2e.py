@@ -32,6 +32,7 @@ class CatalogRun:
     out_dir: Path
     args: tuple[str, ...]
     output: str
+    shop_asked: tuple[tuple[str, str, str], ...]  # what the unseen shop was asked during this run only
 
     def summary(self, site: str) -> SiteSummary:
         return SiteSummary.model_validate_json((self.out_dir / f"{site}.json").read_text(encoding="utf-8"))
@@ -92,9 +93,16 @@ def catalog_run(
         "--upstream-ca",
         str(local_web.ca_cert_path),
     )
+    before = len(unseen_shop.asked)  # the shop serves the whole test session, other tests' browsers too
     result = _record(args)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    yield CatalogRun(catalog=catalog, out_dir=out_dir, args=args, output=result.stdout)
+    yield CatalogRun(
+        catalog=catalog,
+        out_dir=out_dir,
+        args=args,
+        output=result.stdout,
+        shop_asked=tuple(unseen_shop.asked[before:]),
+    )
 
 
 @pytest.mark.parametrize("site", [*LOCAL_SITES, "kramladen"])
@@ -111,19 +119,19 @@ def test_crawl_reaches_product_cart_and_checkout_and_replays(catalog_run: Catalo
     assert site in catalog_run.output, "the coverage table names every site"
 
 
-def test_unseen_shop_was_crawled_politely(catalog_run: CatalogRun, unseen_shop: UnseenShop) -> None:
+def test_unseen_shop_was_crawled_politely(catalog_run: CatalogRun) -> None:
     summary = catalog_run.summary("kramladen")
     assert summary.product and "/waren/artikel-" in summary.product
     assert summary.cart == "http://kramladen.example/korb"
     assert summary.checkout == "http://kramladen.example/kasse/adresse"
-    asked = {(method, path) for method, path, _ in unseen_shop.asked}
+    asked = {(method, path) for method, path, _ in catalog_run.shop_asked}
     assert ("POST", "/korb/legen") in asked, "the shop's own add-to-cart button was clicked"
     assert ("GET", "/mehr.json") in asked, "scrolling loaded the lazy part"
     assert ("GET", "/robots.txt") in asked
     assert not any(path.startswith("/intern/") for _, path in asked), "robots.txt disallows /intern/"
     assert "http://kramladen.example/intern/aktionen.html" in summary.blocked
     assert not any(path.startswith("/konto") for _, path in asked), "sign-in links are never followed"
-    agents = {agent for _, _, agent in unseen_shop.asked}
+    agents = {agent for _, _, agent in catalog_run.shop_asked}
     assert agents and all("SusbenchReplay/" in agent and "Chrome/" in agent for agent in agents), agents
 
 
