@@ -166,6 +166,14 @@ class Crawl:
     def _pause(self, delay: float) -> None:
         self._pacer.pause(delay)
 
+    def _may_visit(self, robots: RobotsBook, url: str, delay: float) -> bool:
+        """A page robots.txt allows, after the polite pause; one it disallows is noted as blocked."""
+        if not robots.allows(url):
+            self._blocked.append(url)
+            return False
+        self._pause(delay)
+        return True
+
     def _visit(self, session: SessionRecorder, url: str, keep: bool = True) -> PageCapture:
         page = PlanPage(url=url, scroll_to_bottom=self.settings.scroll)
         return session.open(page, self.settings.idle_ms, keep)
@@ -195,10 +203,8 @@ class Crawl:
         order = 0
         while queue and len(session.pages) < budget:
             _, depth, _, url = heapq.heappop(queue)
-            if not robots.allows(url):
-                self._blocked.append(url)
+            if not self._may_visit(robots, url, delay):
                 continue
-            self._pause(delay)
             try:
                 capture = self._visit(session, url)
             except SusbenchError as exc:
@@ -277,10 +283,8 @@ class Crawl:
         _, links = self._look(session.page)
         fresh = [link.url for link in links if self.judge.kind(link, session.page.url) == "cart"]
         for url in dict.fromkeys(fresh + self._cart_links):
-            if not robots.allows(url):
-                self._blocked.append(url)
+            if not self._may_visit(robots, url, delay):
                 continue
-            self._pause(delay)
             try:
                 capture = self._visit(session, url)
             except SusbenchError as exc:
