@@ -119,7 +119,7 @@ def catalog_sha256(injections: Iterable[Injection], templates: dict[str, Templat
 def store_json(injections: Iterable[Injection], templates: dict[str, Template]) -> str:
     """The extension's injection store, deterministic so that it can be content-addressed."""
     store = {
-        "injections": {item.id: item.model_dump(mode="json") for item in injections},
+        "injections": {item.id: item.model_dump(mode="json", exclude={"provenance"}) for item in injections},
         "templates": {key: {"html": t.html, "css": t.css} for key, t in sorted(templates.items())},
         "vocabulary": load_vocabulary().model_dump(mode="json"),
     }

@@ -24,7 +24,8 @@ TYPE_TITLES = {name: name.replace("_", " ").title() for name in PATTERN_TYPES} |
 MARGIN_X, MARGIN_Y = 220, 150
 
 
-def _shoot(page: Page, bridge: ExtensionBridge, injection: Injection, target: Path) -> None:
+def shoot_in_place(page: Page, bridge: ExtensionBridge, injection: Injection, target: Path) -> None:
+    """Screenshot the injected pattern with a margin of its page around it (pop-ups: the viewport)."""
     if not bridge.choices(page, wait=6.0):
         raise SusbenchError(f"{injection.id}: nothing was injected on {page.url}")
     page.evaluate("document.fonts.ready")
@@ -96,7 +97,7 @@ def preview_gallery(
             bridge.start_episode(f"preview-{item.id}", item.id)
             open_example(page, item, prepared=prepared)
             name = f"{item.type}--{item.id}.png"
-            _shoot(page, bridge, item, out / name)
+            shoot_in_place(page, bridge, item, out / name)
             bridge.finish()
             page.close()
             shots.append((item, name))
@@ -130,7 +131,7 @@ def preview_real_pages(
                     bridge.start_episode(f"preview-{number}-{item.id}", item.id)
                     page.goto(url, wait_until="domcontentloaded")
                     name = f"{item.type}--{item.id}.png"
-                    _shoot(page, bridge, item, folder / name)
+                    shoot_in_place(page, bridge, item, folder / name)
                     bridge.finish()
                     page.close()
                     shots.append((item, name))

@@ -7,7 +7,7 @@ silently ignored key, and a result cannot be changed after it was recorded.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -285,6 +285,19 @@ class Evaluation(Frozen):
     )
 
 
+class Provenance(Frozen):
+    """Where a drafted injection came from: written when a reviewer accepts it (`injections review`)."""
+
+    model: str = Field(description="the model that drafted it")
+    endpoint_kind: str = Field(description="the kind of endpoint asked, e.g. openai-compatible")
+    prompt_sha256: str = Field(description="digest of the last round's whole prompt")
+    template_sha256: str = Field(description="digest of the description template it was drafted from")
+    page_sha256: str = Field(description="digest of the source page as rendered")
+    rounds: int = Field(ge=1, description="drafting rounds until it was accepted")
+    reviewer: str = Field(min_length=1)
+    reviewed_on: date
+
+
 class Injection(Frozen):
     """One dark pattern: page matching + what to inject + how to score the outcome."""
 
@@ -297,6 +310,7 @@ class Injection(Frozen):
     texts: dict[str, str] = Field(default_factory=dict)
     style: InjectionStyle = InjectionStyle()
     evaluation: Evaluation = Evaluation()
+    provenance: Provenance | None = Field(default=None, description="set for drafted injections")
 
     @model_validator(mode="after")
     def _texts_fit_template(self) -> Injection:

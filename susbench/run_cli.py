@@ -42,7 +42,7 @@ RAY_ADDRESS_HELP = "join this Ray cluster (default: $RAY_ADDRESS; neither: start
 BROWSERS_HELP = "browsers of the embedded Ray node (default: its CPU count)"
 TASK_SET_HELP = (
     "localweb: tasks/ on the bundled snapshot; realpages: tasks/realpages/ on real pages, their snapshot "
-    "built once from ../shared/realdata into the cache"
+    "built once from ../shared/realdata into the cache; or a folder of task files (give --snapshot)"
 )
 TaskSetOption = Annotated[str, typer.Option("--task-set", help=TASK_SET_HELP)]
 

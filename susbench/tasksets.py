@@ -59,9 +59,15 @@ TASK_SETS = {
 
 
 def task_set(name: str) -> TaskSet:
-    if name not in TASK_SETS:
-        raise SusbenchError(f"--task-set {name!r}: no such task set; expected one of {', '.join(TASK_SETS)}")
-    return TASK_SETS[name]
+    """A named task set, or a folder of task files (e.g. drafted by `susbench tasks draft`)."""
+    if name in TASK_SETS:
+        return TASK_SETS[name]
+    folder = Path(name)
+    if folder.is_dir():
+        return TaskSet(name=name, description=f"the tasks in {folder}", tasks_dir=folder, built=False)
+    raise SusbenchError(
+        f"--task-set {name!r}: no such task set or folder; expected one of {', '.join(TASK_SETS)} or a folder"
+    )
 
 
 def task_set_snapshot(chosen: TaskSet) -> Path | None:

@@ -41,6 +41,9 @@ class RunOptions(Frozen):
         default="direct", description="direct: host-resolver rules to the replayer; proxy: HTTP(S) proxy"
     )
     tasks_dir: Path | None = None
+    extra_injections: tuple[Path, ...] = Field(
+        default=(), description="folders of further injections beside the project's catalog (accepted drafts)"
+    )
     browser: BrowserKind = Field(
         default="local",
         description="local: Chromium on this machine; container: the browser image, airgapped",

@@ -38,7 +38,7 @@ from susbench.controller.traffic import live_upstream
 from susbench.digests import tree_sha256
 from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.models import Injection, PageLook, Task
-from susbench.paths import TASKS_DIR
+from susbench.paths import INJECTIONS_DIR, TASKS_DIR
 from susbench.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
 from susbench.tasks import load_tasks, select_tasks
 
@@ -89,7 +89,8 @@ class RunMaterials:
 def load_materials(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMaterials:
     """Load and check the catalogs, build the extension (content-addressed, so usually reused) and
     take the digests that make up the run's identity."""
-    injections = {injection.id: injection for injection in load_injections()}
+    catalogs = (INJECTIONS_DIR, *options.extra_injections) if options.extra_injections else ()
+    injections = {injection.id: injection for injection in load_injections(catalogs)}
     templates = load_templates()
     tasks = load_tasks(options.tasks_dir or TASKS_DIR, injections)
     extension_dir = build_extension(injections.values(), templates=templates)

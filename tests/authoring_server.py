@@ -1,0 +1,70 @@
+"""A local OpenAI-compatible chat endpoint that serves the drafts a test chose, for requests the test
+checks: the authoring pipeline's tests know exactly which draft the model "wrote" and why."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from susbench.agents.servers.base import ModelServer, ProtocolHandler, Refused, estimate_tokens, require
+
+Answer = Callable[[dict[str, Any]], str]
+
+
+class ServedDrafts(ProtocolHandler):
+    """`POST /v1/chat/completions` answering each request with `answer(request)` as the content;
+    `structured=False` refuses `response_format` as a server without structured outputs does."""
+
+    path = "/v1/chat/completions"
+
+    def __init__(self, answer: Answer, structured: bool = True) -> None:
+        self.answer_for = answer
+        self.structured = structured
+
+    def authorized(self, headers: dict[str, str], api_key: str) -> bool:
+        return headers.get("authorization") == f"Bearer {api_key}"
+
+    def error_body(self, status: int, kind: str, message: str) -> dict[str, Any]:
+        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+    def answer(self, request: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+        require(request, "model", "messages")
+        if request.get("response_format") and not self.structured:
+            raise Refused(400, "invalid_request_error", "response_format is not supported by this server")
+        content = self.answer_for(request)
+        prompt_tokens = estimate_tokens(request["messages"])
+        completion_tokens = estimate_tokens(content)
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+def draft_server(answer: Answer, structured: bool = True, api_key: str = "test-key") -> ModelServer:
+    return ModelServer([ServedDrafts(answer, structured)], api_key=api_key)
+
+
+def user_text(request: dict[str, Any]) -> str:
+    return "\n".join(message["content"] for message in request["messages"] if message["role"] == "user")
+
+
+def as_json(value: dict[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False)
