@@ -19,6 +19,7 @@ from susbench.controller import RunOptions, run_benchmark
 from susbench.errors import InputError
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.store import Store
+from susbench.tasksets import build_realpages_snapshot
 from tests.authoring_server import ModelServer, ServedDrafts, as_json, draft_server, user_text
 
 pytestmark = pytest.mark.e2e
@@ -60,7 +61,7 @@ def request(out: Path, base_url: str, revise: str | None = None) -> DraftRequest
     return DraftRequest(
         snapshot=SNAPSHOT,
         url=HOTEL,
-        type="confirm_shaming",
+        types=("confirm_shaming",),
         near="buy_button",
         model="served-drafts",
         base_url=base_url,
@@ -90,13 +91,13 @@ def test_draft_check_revise_accept_and_run(tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
     bad_selector = GOOD | {"anchors": ["div.no-such-box"]}
     with draft_server(served([bad_selector, GOOD], seen), api_key=KEY) as server:
-        first = draft(request(tmp_path / "drafts", server.openai_base_url), KEY)
+        [first] = draft(request(tmp_path / "drafts", server.openai_base_url), KEY)
         assert first.injection is not None and first.round == 1
         assert "anchor 'div.no-such-box' matches no element on the page" in first.problems
         with pytest.raises(InputError, match=r"not accepted: anchor 'div\.no-such-box'"):
             accept(first.folder, reviewer="R. Viewer", into=tmp_path / "catalog")
         notes = "Place it under the price row."
-        second = draft(request(tmp_path / "drafts", server.openai_base_url, revise=notes), KEY)
+        [second] = draft(request(tmp_path / "drafts", server.openai_base_url, revise=notes), KEY)
     assert second.problems == () and second.round == 2
     assert (
         second.check is not None
@@ -162,7 +163,7 @@ def test_invalid_drafts_are_reported_and_never_written(tmp_path: Path) -> None:
     ):
         out = tmp_path / f"drafts-{len(problem)}"
         with draft_server(served([answer], []), api_key=KEY) as server:
-            result = draft(request(out, server.openai_base_url), KEY)
+            [result] = draft(request(out, server.openai_base_url), KEY)
         assert result.injection is None
         assert any(problem in found for found in result.problems), result.problems
         assert not (result.folder / "draft.yaml").exists()
@@ -179,7 +180,7 @@ def test_an_endpoint_without_structured_outputs_gets_the_schema_in_the_prompt(tm
         return "```json\n" + json.dumps(GOOD) + "\n```"
 
     with ModelServer([ServedDrafts(answer, structured=False)], api_key=KEY) as server:
-        result = draft(request(tmp_path, server.openai_base_url), KEY)
+        [result] = draft(request(tmp_path, server.openai_base_url), KEY)
     assert result.problems == ()
     assert "response_format" not in seen[-1]
     assert '"texts"' in seen[-1]["messages"][0]["content"]
@@ -200,3 +201,16 @@ def test_tasks_drafted_from_the_page_structure_check_out_and_run(tmp_path: Path)
         _, rows = store.query("SELECT outcome, count(*) FROM episode_outcomes GROUP BY outcome")
     assert sum(count for _, count in rows) == 3
     assert dict(rows).get("avoided", 0) >= 1
+
+
+def test_tasks_drafted_on_real_pages_speak_their_language_and_run(realdata: Path, tmp_path: Path) -> None:
+    snapshot = build_realpages_snapshot(realdata)
+    drafts = draft_tasks(snapshot, tmp_path / "tasks", pages=3)
+    proposed = [item.task for item in drafts if item.task is not None]
+    assert len(proposed) == 3, [item.problems for item in drafts]
+    db = tmp_path / "results.duckdb"
+    run_benchmark(RunOptions(operator="careful", tasks_dir=tmp_path / "tasks", snapshot=snapshot, db=db))
+    with Store(db, read_only=True) as store:
+        _, rows = store.query("SELECT task_id, outcome FROM episode_outcomes ORDER BY task_id")
+    assert [task for task, _ in rows] == sorted(task.id for task in proposed)
+    assert all(outcome in ("avoided", "not_encountered") for _, outcome in rows), rows

@@ -4,9 +4,11 @@ exist on the page, does the real extension draw it there, and what does it look 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Page
 from pydantic import Field
 
 from replayer.factory import replay_server
@@ -43,10 +45,10 @@ def anchor_problems(counts: dict[str, int]) -> list[str]:
     return problems
 
 
-def check_on_page(injection: Injection, snapshot: Path, url: str, folder: Path) -> DraftCheck:
-    """Draw `injection` alone with the real extension on `url` replayed from `snapshot`; keep a preview."""
-    extension = build_extension([injection])
-    selectors = [anchor.css for anchor in injection.page.anchors if anchor.css]
+def check_on_page(drafts: Sequence[tuple[Injection, Path]], snapshot: Path, url: str) -> list[DraftCheck]:
+    """Draw each draft alone with the real extension on `url` replayed from `snapshot` (one browser for
+    all of them), keeping a preview in its folder."""
+    extension = build_extension([injection for injection, _ in drafts])
     with (
         replay_server(snapshot, "direct") as server,
         LocalBackend().launch(
@@ -54,25 +56,36 @@ def check_on_page(injection: Injection, snapshot: Path, url: str, folder: Path) 
         ) as session,
     ):
         bridge = ExtensionBridge(session.context)
-        bridge.start_episode(f"draft-{injection.id}", injection.id)
-        page = session.context.new_page()
-        try:
-            page.goto(url, wait_until="domcontentloaded")
-        except PlaywrightError as exc:
-            return DraftCheck(problems=(f"{url}: the snapshot does not replay it ({exc.message})",))
-        world = IsolatedWorld(page, "susbench-draft-check")
-        try:
-            counts = {selector: int(world.call(f"({COUNT_JS})", selector)) for selector in selectors}
-        finally:
-            world.close()
-        problems = anchor_problems(counts)
-        preview = f"preview-{injection.id}.png"
-        try:
-            shoot_in_place(page, bridge, injection, folder / preview)
-        except SusbenchError as exc:
-            problems.append(f"the extension drew nothing: {exc}")
-            preview = None
-        bridge.finish()
+        checks = []
+        for injection, folder in drafts:
+            server.new_episode()
+            checks.append(_check_one(session.context.new_page(), bridge, injection, url, folder))
+    return checks
+
+
+def _check_one(
+    page: Page, bridge: ExtensionBridge, injection: Injection, url: str, folder: Path
+) -> DraftCheck:
+    bridge.start_episode(f"draft-{injection.id}", injection.id)
+    try:
+        page.goto(url, wait_until="domcontentloaded")
+    except PlaywrightError as exc:
+        return DraftCheck(problems=(f"{url}: the snapshot does not replay it ({exc.message})",))
+    world = IsolatedWorld(page, "susbench-draft-check")
+    try:
+        selectors = [anchor.css for anchor in injection.page.anchors if anchor.css]
+        counts = {selector: int(world.call(f"({COUNT_JS})", selector)) for selector in selectors}
+    finally:
+        world.close()
+    problems = anchor_problems(counts)
+    preview: str | None = f"preview-{injection.id}.png"
+    try:
+        shoot_in_place(page, bridge, injection, folder / preview)
+    except SusbenchError as exc:
+        problems.append(f"the extension drew nothing: {exc}")
+        preview = None
+    bridge.finish()
+    page.close()
     return DraftCheck(anchors=counts, injected=preview is not None, preview=preview, problems=tuple(problems))
 
 

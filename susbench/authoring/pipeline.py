@@ -21,7 +21,7 @@ from pydantic import Field
 
 from susbench.authoring.check import DraftCheck, check_on_page, write_check
 from susbench.authoring.describe import load_description
-from susbench.authoring.draft import DraftHistory, draft_injection, next_round, site_of
+from susbench.authoring.draft import DraftHistory, DraftRound, draft_injection, next_round, site_of
 from susbench.authoring.simplify import SimplifiedSource, simplify_snapshot_page
 from susbench.errors import InputError
 from susbench.models import Frozen, Injection, PatternType
@@ -36,7 +36,7 @@ class DraftRequest(Frozen):
 
     snapshot: Path
     url: str
-    type: PatternType
+    types: tuple[PatternType, ...] = Field(min_length=1, description="one draft per type, on the same spot")
     near: str | None = None
     model: str
     base_url: str
@@ -47,6 +47,7 @@ class DraftRequest(Frozen):
 
 class DraftResult(Frozen):
     folder: Path
+    type: PatternType
     round: int
     injection: Injection | None
     problems: tuple[str, ...]
@@ -82,55 +83,83 @@ def load_history(folder: Path) -> DraftHistory:
         raise InputError(f"{path}: not a draft history ({str(exc).splitlines()[0]})") from exc
 
 
-def start_history(request: DraftRequest, on_step: Callable[[str], None]) -> DraftHistory:
-    description, description_sha256 = load_description(request.type, request.describe)
-    on_step(f"simplifying {request.url} around {request.near or 'the main content'}")
-    source = simplify_snapshot_page(request.snapshot, request.url, request.near)
-    return DraftHistory(
-        snapshot=str(request.snapshot),
-        url=request.url,
-        type=request.type,
-        near=request.near,
-        model=request.model,
-        base_url=request.base_url,
-        description=description,
-        description_sha256=description_sha256,
-        source=source,
-    )
-
-
-def draft(
-    request: DraftRequest, api_key: str, on_step: Callable[[str], None] = lambda text: None
-) -> DraftResult:
-    """One round of drafting: the first draft, or (`request.revise`) a revision of the last one."""
-    folder = draft_folder(request.out, request.url, request.type, request.near)
-    if request.revise is None:
+def _histories(request: DraftRequest, on_step: Callable[[str], None]) -> dict[Path, DraftHistory]:
+    """Each type's history: new ones (the page simplified once for all), or the ones to revise."""
+    folders = {kind: draft_folder(request.out, request.url, kind, request.near) for kind in request.types}
+    if request.revise is not None:
+        return {
+            folder: load_history(folder).model_copy(
+                update={"model": request.model, "base_url": request.base_url}
+            )
+            for folder in folders.values()
+        }
+    for folder in folders.values():
         if (folder / HISTORY).exists():
             raise InputError(
                 f"{folder}: a draft is already here; revise it with --revise NOTES, or remove it"
             )
-        history = start_history(request, on_step)
+    descriptions = {kind: load_description(kind, request.describe) for kind in request.types}
+    on_step(f"simplifying {request.url} around {request.near or 'the main content'}")
+    source = simplify_snapshot_page(request.snapshot, request.url, request.near)
+    histories = {}
+    for kind, folder in folders.items():
+        description, description_sha256 = descriptions[kind]
         folder.mkdir(parents=True, exist_ok=True)
-        write_atomically(
-            folder / SOURCE, history.source.html + "\n<style>\n" + history.source.css + "\n</style>\n"
+        write_atomically(folder / SOURCE, f"{source.html}\n<style>\n{source.css}\n</style>\n")
+        histories[folder] = DraftHistory(
+            snapshot=str(request.snapshot),
+            url=request.url,
+            type=kind,
+            near=request.near,
+            model=request.model,
+            base_url=request.base_url,
+            description=description,
+            description_sha256=description_sha256,
+            source=source,
         )
-    else:
-        history = load_history(folder).model_copy(
-            update={"model": request.model, "base_url": request.base_url}
+    return histories
+
+
+def draft(
+    request: DraftRequest, api_key: str, on_step: Callable[[str], None] = lambda text: None
+) -> list[DraftResult]:
+    """One round of drafting for each type: the first drafts, or (`request.revise`) revisions."""
+    histories = _histories(request, on_step)
+    drafted: dict[Path, tuple[DraftRound, Injection | None]] = {}
+    for folder, history in histories.items():
+        on_step(f"asking {request.model} for a {history.type} (round {len(history.rounds) + 1})")
+        round_, answer = next_round(history, request.revise or "", api_key)
+        injection, problems = (
+            (None, ()) if answer is None else draft_injection(answer, history.type, request.url)
         )
-    on_step(f"asking {request.model} at {request.base_url} (round {len(history.rounds) + 1})")
-    drafted, answer = next_round(history, request.revise or "", api_key)
-    injection, problems = (
-        (None, drafted.problems) if answer is None else draft_injection(answer, request.type, request.url)
-    )
-    check = None
-    if injection is not None:
-        on_step(f"checking {injection.id} on the page")
-        check = check_on_page(injection, request.snapshot, request.url, folder)
+        drafted[folder] = (round_.model_copy(update={"problems": round_.problems + problems}), injection)
+    to_check = [(injection, folder) for folder, (_, injection) in drafted.items() if injection is not None]
+    checks: dict[Path, DraftCheck] = {}
+    if to_check:
+        on_step(f"checking {len(to_check)} draft(s) on the page with the extension")
+        checks = dict(
+            zip(
+                (folder for _, folder in to_check),
+                check_on_page(to_check, request.snapshot, request.url),
+                strict=True,
+            )
+        )
+    return [_record(folder, histories[folder], *drafted[folder], checks.get(folder)) for folder in histories]
+
+
+def _record(
+    folder: Path,
+    history: DraftHistory,
+    round_: DraftRound,
+    injection: Injection | None,
+    check: DraftCheck | None,
+) -> DraftResult:
+    """Write the round into the draft's folder: history, the draft itself, the check."""
+    problems = round_.problems + (check.problems if check else ())
+    round_ = round_.model_copy(update={"problems": tuple(dict.fromkeys(problems))})
+    history = history.model_copy(update={"rounds": (*history.rounds, round_)})
+    if check is not None:
         write_check(check, folder)
-        problems = problems + check.problems
-    drafted = drafted.model_copy(update={"problems": tuple(dict.fromkeys(drafted.problems + problems))})
-    history = history.model_copy(update={"rounds": (*history.rounds, drafted)})
     write_atomically(
         folder / HISTORY, json.dumps(history.model_dump(mode="json"), indent=1, ensure_ascii=False)
     )
@@ -140,9 +169,10 @@ def draft(
         (folder / DRAFT).unlink(missing_ok=True)
     return DraftResult(
         folder=folder,
-        round=drafted.number,
+        type=history.type,
+        round=round_.number,
         injection=injection,
-        problems=drafted.problems,
+        problems=round_.problems,
         source=history.source,
         check=check,
     )

@@ -5,20 +5,36 @@ function taskProbe(doc, anchors) {
   "use strict";
   const win = doc.defaultView;
 
+  const only = (selector) => {
+    try {
+      return doc.querySelectorAll(selector).length === 1;
+    } catch (error) {
+      return false;
+    }
+  };
+
+  // The most readable selector that finds exactly the control: its id, its classes, its name, then
+  // the nearest ancestor with an id, then a path from the document.
   function uniqueSelector(el) {
-    if (el.id && doc.querySelectorAll("#" + CSS.escape(el.id)).length === 1) return "#" + CSS.escape(el.id);
-    const steps = [];
-    for (let node = el; node && node !== doc.documentElement; node = node.parentElement) {
-      let step = node.tagName.toLowerCase();
-      if (node.id && doc.querySelectorAll("#" + CSS.escape(node.id)).length === 1) {
-        steps.unshift("#" + CSS.escape(node.id));
+    const tag = el.tagName.toLowerCase();
+    const classes = [...el.classList].filter((name) => !/^(js-|is-|has-)|\d{3,}/.test(name)).map((name) => "." + CSS.escape(name));
+    const candidates = [];
+    if (el.id) candidates.push("#" + CSS.escape(el.id));
+    for (let count = 1; count <= classes.length; count++) candidates.push(tag + classes.slice(0, count).join(""));
+    if (el.getAttribute("name")) candidates.push(`${tag}[name="${CSS.escape(el.getAttribute("name"))}"]`);
+    for (let up = el.parentElement; up && up !== doc.documentElement; up = up.parentElement) {
+      if (up.id && only("#" + CSS.escape(up.id))) {
+        candidates.push(`#${CSS.escape(up.id)} ${tag}${classes.join("")}`);
         break;
       }
+    }
+    const found = candidates.find(only);
+    if (found) return found;
+    const steps = [];
+    for (let node = el; node && node !== doc.documentElement; node = node.parentElement) {
       const same = node.parentElement ? [...node.parentElement.children].filter((child) => child.tagName === node.tagName) : [];
-      if (same.length > 1) step += `:nth-of-type(${same.indexOf(node) + 1})`;
-      steps.unshift(step);
-      const selector = steps.join(" > ");
-      if (doc.querySelectorAll(selector).length === 1) return selector;
+      steps.unshift(node.tagName.toLowerCase() + (same.length > 1 ? `:nth-of-type(${same.indexOf(node) + 1})` : ""));
+      if (only(steps.join(" > "))) break;
     }
     return steps.join(" > ");
   }
@@ -34,27 +50,33 @@ function taskProbe(doc, anchors) {
   }
 
   function text(el) {
-    return ((el && (el.innerText || el.value || el.getAttribute("aria-label"))) || "").replace(/\s+/g, " ").trim();
+    const words = (el && (el.innerText || el.value || el.getAttribute("aria-label"))) || "";
+    return words.replace(/\s+/g, " ").trim().replace(/^[^\p{L}\p{N}]+/u, "");
   }
 
+  // A cart's checkout button, or a product page's buy button (with the product's title and price
+  // beside it): other pages (orders, articles without a product) are not proposed.
   function survey() {
-    const control = anchors.find("buy_button") || anchors.find("checkout_button");
+    const checkout = anchors.find("checkout_button");
+    const buy = anchors.find("buy_button");
     const title = anchors.find("title");
+    const price = anchors.find("price");
+    const chosen = checkout ? ["checkout_button", checkout] : buy && title && price ? ["buy_button", buy] : null;
     const found = {
       lang: (doc.documentElement.getAttribute("lang") || "").trim(),
       title: title ? text(title.element).slice(0, 120) : doc.title.trim().slice(0, 120),
       control: null,
     };
-    if (control) {
-      const el = control.element;
-      const selector = uniqueSelector(el);
+    if (chosen) {
+      const [kind, hit] = chosen;
+      const selector = uniqueSelector(hit.element);
       found.control = {
-        kind: anchors.find("buy_button") ? "buy_button" : "checkout_button",
-        rule: control.rule,
+        kind,
+        rule: hit.rule,
         selector,
-        unique: doc.querySelectorAll(selector).length === 1,
-        text: text(el).slice(0, 80),
-        clickable: clickable(el),
+        unique: only(selector),
+        text: text(hit.element).slice(0, 80),
+        clickable: clickable(hit.element),
       };
     }
     return found;

@@ -10,7 +10,7 @@ language from those same words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import yaml
@@ -25,8 +25,10 @@ from susbench.browser.semantic import IsolatedWorld, ProbeError, load_vocabulary
 from susbench.errors import InputError
 from susbench.injection_catalog import GENERIC_DIR, load_injections
 from susbench.loading import describe_validation_error
-from susbench.models import PATTERN_TYPES, Frozen, Task
+from susbench.models import Frozen, Injection, Task
+from susbench.paths import INJECTIONS_DIR
 from susbench.snapshot import Snapshot
+from susbench.urlpattern import url_matches
 
 TASKS_JS = Path(__file__).with_name("tasks.js")
 INJECTIONS_PER_TASK = 2
@@ -47,8 +49,13 @@ def _slug(text: str, limit: int = 40) -> str:
     return words[:limit].rstrip("-") or "page"
 
 
-def _generic_choice(number: int, generic: list[str]) -> tuple[str, ...]:
-    """Generic injections of different types, rotating over the catalog so the tasks spread over types."""
+def injections_for(url: str, number: int, catalog: Sequence[Injection]) -> tuple[str, ...]:
+    """The catalog's injections made for this page (e.g. accepted drafts), else generic ones of
+    different types, rotating over the catalog so that the tasks spread over the types."""
+    own = tuple(item.id for item in catalog if item.site == site_of(url) and url_matches(item.page.url, url))
+    if own:
+        return own
+    generic = sorted({item.type: item.id for item in catalog if item.site == "*"}.values())
     if not generic:
         raise InputError(f"{GENERIC_DIR}: no generic injection to put on drafted tasks")
     start = (number * INJECTIONS_PER_TASK) % len(generic)
@@ -82,10 +89,12 @@ def _instruction(found: dict, model: str | None, base_url: str | None, api_key: 
     return worded if len(worded) >= 5 else plain
 
 
-def _propose(number: int, url: str, found: dict, generic: list[str], instruction: str) -> TaskDraft:
+def _propose(number: int, url: str, found: dict, catalog: Sequence[Injection], instruction: str) -> TaskDraft:
     control = found.get("control")
     if not control:
-        return TaskDraft(page=url, problems=("no buy or checkout button found on the page",))
+        return TaskDraft(
+            page=url, problems=("neither a product with its buy button nor a cart's checkout button",)
+        )
     problems = []
     if not control["unique"]:
         problems.append(f"no CSS selector finds the control alone (tried {control['selector']!r})")
@@ -98,7 +107,7 @@ def _propose(number: int, url: str, found: dict, generic: list[str], instruction
         "site": site_of(url),
         "start_url": url,
         "instruction": instruction,
-        "injections": list(_generic_choice(number, generic)),
+        "injections": list(injections_for(url, number, catalog)),
         "max_steps": 30,
         "max_seconds": 90,
         "reference_path": [
@@ -131,15 +140,14 @@ def draft_tasks(
     snapshot: Path,
     out: Path,
     pages: int = 3,
+    extra_injections: Sequence[Path] = (),
     model: str | None = None,
     base_url: str | None = None,
     api_key: str = "",
     on_page: Callable[[TaskDraft], None] = lambda draft: None,
 ) -> list[TaskDraft]:
     """Look at the snapshot's pages in order until `pages` tasks are proposed; write each as YAML in `out`."""
-    generic = sorted(
-        {item.type: item.id for item in load_injections([GENERIC_DIR]) if item.type in PATTERN_TYPES}.values()
-    )
+    catalog = load_injections((INJECTIONS_DIR, *extra_injections) if extra_injections else ())
     source = semantic_source(
         load_vocabulary(), TASKS_JS, "var tasks = taskProbe(document, semanticAnchors(document, WORDS));"
     )
@@ -168,7 +176,7 @@ def draft_tasks(
                     instruction = (
                         _instruction(found, model, base_url, api_key) if found.get("control") else ""
                     )
-                    draft = _propose(len(drafts), url, found, generic, instruction)
+                    draft = _propose(len(drafts), url, found, catalog, instruction)
             except (PlaywrightError, ProbeError) as exc:
                 draft = TaskDraft(
                     page=url, problems=(f"the page could not be read ({str(exc).splitlines()[0]})",)
