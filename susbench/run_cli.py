@@ -269,6 +269,10 @@ def run(
     browser: BrowserOption = "local",
     image: ImageOption = None,
     task_set: TaskSetOption = "localweb",
+    injections: Annotated[
+        list[Path] | None,
+        typer.Option(help="a folder of further injections beside the project's catalog (repeatable)"),
+    ] = None,
     serve: Annotated[
         bool,
         typer.Option(
@@ -291,6 +295,7 @@ def run(
     options = RunOptions(
         tasks=tasks,
         tasks_dir=tasks_dir,
+        extra_injections=tuple(injections or ()),
         operator=operator,
         snapshot=snapshot,
         live=live,

@@ -68,3 +68,10 @@ def user_text(request: dict[str, Any]) -> str:
 
 def as_json(value: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def requested_type(request: dict[str, Any]) -> str:
+    """The pattern type a draft request asks for (the schema's one allowed `type`)."""
+    schema = (request.get("response_format") or {}).get("json_schema", {}).get("schema", {})
+    allowed = schema.get("properties", {}).get("type", {}).get("enum") or [""]
+    return str(allowed[0])

@@ -17,10 +17,12 @@ from susbench.authoring.simplify import simplify_snapshot_page
 from susbench.authoring.tasks import draft_tasks
 from susbench.controller import RunOptions, run_benchmark
 from susbench.errors import InputError
-from susbench.paths import SNAPSHOTS_DIR
+from susbench.models import PATTERN_TYPES
+from susbench.paths import REPO_ROOT, SNAPSHOTS_DIR
 from susbench.store import Store
 from susbench.tasksets import build_realpages_snapshot
-from tests.authoring_server import ModelServer, ServedDrafts, as_json, draft_server, user_text
+from tests.authoring_server import ModelServer, ServedDrafts, as_json, draft_server, requested_type, user_text
+from tests.test_docs_commands import SCRIPT_TIMEOUT_S, run_document, shell_blocks
 
 pytestmark = pytest.mark.e2e
 
@@ -214,3 +216,27 @@ def test_tasks_drafted_on_real_pages_speak_their_language_and_run(realdata: Path
         _, rows = store.query("SELECT task_id, outcome FROM episode_outcomes ORDER BY task_id")
     assert [task for task, _ in rows] == sorted(task.id for task in proposed)
     assert all(outcome in ("avoided", "not_encountered") for _, outcome in rows), rows
+
+
+@pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
+def test_the_authoring_walkthrough_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    drafts = yaml.safe_load(
+        (REPO_ROOT / "tests" / "data" / "authoring_drafts.yaml").read_text(encoding="utf-8")
+    )
+
+    def answer(request: dict[str, Any]) -> str:
+        kind = requested_type(request)
+        return as_json(drafts[kind] | {"type": kind, "description": f"A drafted {kind}."}) if kind else "no"
+
+    with ModelServer([ServedDrafts(answer)]) as server:
+        monkeypatch.setenv("MODEL", "served-drafts")
+        monkeypatch.setenv("BASE_URL", server.openai_base_url)
+        markdown = (REPO_ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+        run_document("docs/authoring.md", shell_blocks(markdown), tmp_path)
+    accepted = sorted((tmp_path / "my-injections" / "staywise.test").glob("*.yaml"))
+    assert sorted(yaml.safe_load(path.read_text())["type"] for path in accepted) == sorted(PATTERN_TYPES)
+    tasks = sorted((tmp_path / "my-tasks").glob("*.yaml"))
+    assert len(tasks) == 3
+    with Store(tmp_path / "authoring.duckdb", read_only=True) as store:
+        _, rows = store.query("SELECT task_id, outcome FROM episode_outcomes")
+    assert len(rows) == 3 and all(outcome == "avoided" for _, outcome in rows), rows
