@@ -15,12 +15,12 @@ from susbench.authoring.pipeline import DraftRequest, draft, load_history
 from susbench.authoring.review import accept, review_page
 from susbench.authoring.simplify import simplify_snapshot_page
 from susbench.authoring.tasks import draft_tasks
+from susbench.catalog.tasksets import build_realpages_snapshot
 from susbench.controller import RunOptions, run_benchmark
-from susbench.errors import InputError
-from susbench.models import PATTERN_TYPES
-from susbench.paths import REPO_ROOT, SNAPSHOTS_DIR
-from susbench.store import Store
-from susbench.tasksets import build_realpages_snapshot
+from susbench.core.errors import InputError
+from susbench.core.models import PATTERN_TYPES
+from susbench.core.paths import REPO_ROOT, SNAPSHOTS_DIR
+from susbench.results.store import Store
 from tests.authoring_server import ModelServer, ServedDrafts, as_json, draft_server, requested_type, user_text
 from tests.test_docs_commands import SCRIPT_TIMEOUT_S, run_document, shell_blocks
 

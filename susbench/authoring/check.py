@@ -11,14 +11,14 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 from pydantic import Field
 
-from replayer.factory import replay_server
 from susbench.browser import LocalBackend, replay_profile
 from susbench.browser.bridge import ExtensionBridge
 from susbench.browser.semantic import IsolatedWorld
-from susbench.errors import SusbenchError
-from susbench.injection_catalog import build_extension
-from susbench.injection_preview import shoot_in_place
-from susbench.models import Frozen, Injection
+from susbench.catalog.injections import build_extension
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen, Injection
+from susbench.preview.injection_preview import shoot_in_place
+from susbench.replayer.factory import replay_server
 
 COUNT_JS = """(selector) => { try { return document.querySelectorAll(selector).length; } catch (error) {
   return -1; } }"""

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from susbench.errors import InputError
-from susbench.injection_catalog import TEMPLATES_DIR
-from susbench.loading import load_model
-from susbench.models import TEXT_KEYS, Frozen, PatternType
+from susbench.catalog.injections import TEMPLATES_DIR
+from susbench.core.errors import InputError
+from susbench.core.loading import load_model
+from susbench.core.models import TEXT_KEYS, Frozen, PatternType
 
 
 class Description(Frozen):

@@ -21,9 +21,9 @@ from pydantic import Field, ValidationError
 
 from susbench.authoring.describe import Description
 from susbench.authoring.simplify import SimplifiedSource
-from susbench.errors import SusbenchError
-from susbench.loading import describe_validation_error
-from susbench.models import POPUP_PLACEMENTS, TEXT_KEYS, Frozen, Injection, PatternType
+from susbench.core.errors import SusbenchError
+from susbench.core.loading import describe_validation_error
+from susbench.core.models import POPUP_PLACEMENTS, TEXT_KEYS, Frozen, Injection, PatternType
 
 EndpointKind = Literal["openai-compatible"]
 PLACEMENTS = ("before", "after", "prepend", "append")

@@ -23,8 +23,8 @@ from susbench.authoring.check import DraftCheck, check_on_page, write_check
 from susbench.authoring.describe import load_description
 from susbench.authoring.draft import DraftHistory, DraftRound, draft_injection, next_round, site_of
 from susbench.authoring.simplify import SimplifiedSource, simplify_snapshot_page
-from susbench.errors import InputError
-from susbench.models import Frozen, Injection, PatternType
+from susbench.core.errors import InputError
+from susbench.core.models import Frozen, Injection, PatternType
 
 HISTORY = "history.json"
 DRAFT = "draft.yaml"

@@ -12,11 +12,11 @@ from pathlib import Path
 from susbench.authoring.check import DraftCheck
 from susbench.authoring.draft import DraftHistory
 from susbench.authoring.pipeline import DRAFT, HISTORY, injection_yaml, load_history, write_atomically
-from susbench.errors import InputError
-from susbench.injection_catalog import load_injections, site_folder
-from susbench.loading import load_model
-from susbench.models import Injection, Provenance
-from susbench.paths import INJECTIONS_DIR
+from susbench.catalog.injections import load_injections, site_folder
+from susbench.core.errors import InputError
+from susbench.core.loading import load_model
+from susbench.core.models import Injection, Provenance
+from susbench.core.paths import INJECTIONS_DIR
 
 ACCEPTED = "accepted.json"
 STYLE = (

@@ -16,11 +16,11 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 from pydantic import Field
 
-from replayer.factory import replay_server
 from susbench.browser import LocalBackend, replay_profile
 from susbench.browser.semantic import IsolatedWorld, ProbeError, load_vocabulary, semantic_source
-from susbench.errors import InputError
-from susbench.models import Frozen
+from susbench.core.errors import InputError
+from susbench.core.models import Frozen
+from susbench.replayer.factory import replay_server
 
 SIMPLIFY_JS = Path(__file__).with_name("simplify.js")
 CHARS_PER_TOKEN = 4

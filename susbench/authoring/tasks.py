@@ -17,18 +17,18 @@ import yaml
 from playwright.sync_api import Error as PlaywrightError
 from pydantic import Field, ValidationError
 
-from replayer.factory import replay_server
 from susbench.authoring.draft import ask_model, site_of
 from susbench.authoring.pipeline import write_atomically
 from susbench.browser import LocalBackend, replay_profile
 from susbench.browser.semantic import IsolatedWorld, ProbeError, load_vocabulary, semantic_source
-from susbench.errors import InputError
-from susbench.injection_catalog import GENERIC_DIR, load_injections
-from susbench.loading import describe_validation_error
-from susbench.models import Frozen, Injection, Task
-from susbench.paths import INJECTIONS_DIR
+from susbench.catalog.injections import GENERIC_DIR, load_injections
+from susbench.core.errors import InputError
+from susbench.core.loading import describe_validation_error
+from susbench.core.models import Frozen, Injection, Task
+from susbench.core.paths import INJECTIONS_DIR
+from susbench.core.urlpattern import url_matches
+from susbench.replayer.factory import replay_server
 from susbench.snapshot import Snapshot
-from susbench.urlpattern import url_matches
 
 TASKS_JS = Path(__file__).with_name("tasks.js")
 INJECTIONS_PER_TASK = 2
