@@ -52,9 +52,11 @@ def _slug(text: str, limit: int = 40) -> str:
 def injections_for(url: str, number: int, catalog: Sequence[Injection]) -> tuple[str, ...]:
     """The catalog's injections made for this page (e.g. accepted drafts), else generic ones of
     different types, rotating over the catalog so that the tasks spread over the types."""
-    own = tuple(item.id for item in catalog if item.site == site_of(url) and url_matches(item.page.url, url))
+    own = [item for item in catalog if item.site == site_of(url) and url_matches(item.page.url, url)]
     if own:
-        return own
+        # A task's injections share one page: the most specific one (e.g. the drafts accepted for it).
+        page = max((item.page.url for item in own), key=lambda glob: (glob.count("*") == 0, len(glob)))
+        return tuple(item.id for item in own if item.page.url == page)
     generic = sorted({item.type: item.id for item in catalog if item.site == "*"}.values())
     if not generic:
         raise InputError(f"{GENERIC_DIR}: no generic injection to put on drafted tasks")
