@@ -1,7 +1,7 @@
 # Two commands do all set-up on a fresh Debian/Ubuntu machine with Python 3.11+:
 #   make demo   -> virtualenv + package + Chromium, then the benchmark offline on the bundled snapshot
 #   make test   -> the same set-up, then the whole test suite (end-to-end tests included), in
-#                  $(WORKERS) processes (pytest-xdist; one module, or one named group, per process)
+#                  $(WORKERS) processes (pytest-xdist; a module, or all container modules, per process)
 #   make check  -> ruff, then every test that needs no browser, container or X server (the inner loop)
 PYTHON ?= python3
 VENV := .venv
@@ -27,7 +27,7 @@ demo: setup
 	$(BIN)/susbench demo
 
 test: setup engine tools
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(WORKERS)
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
 check: lint
