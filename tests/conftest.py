@@ -2,6 +2,7 @@
 
 pytest_plugins = [
     "tests.fixtures.tiers",
+    "tests.fixtures.evidence",
     "tests.fixtures.web",
     "tests.fixtures.replay",
     "tests.fixtures.snapshot",
