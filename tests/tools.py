@@ -23,8 +23,8 @@ from typing import NoReturn
 import pytest
 
 from susbench.agents import browser_use_env
-from susbench.errors import SusbenchError
-from susbench.paths import REPO_ROOT, cache_dir
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import REPO_ROOT, cache_dir
 
 INSTALL_TARGET = "make tools"
 INSTALL_TIMEOUT_S = 900
