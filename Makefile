@@ -7,7 +7,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Measured on 2 cores (benchmarks/results/suite-2026-12-01.md): two workers keep both busy.
+# One worker per core of the 2-core CI machine; the timed runs in benchmarks/results/suite-2026-12-01.md
+# compare WORKERS=1, 2 and 3.
 WORKERS ?= 2
 
 .PHONY: setup demo test check lint format browser engine packages tools
