@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, Playwright, Route
 
-from replayer.factory import replay_server
 from susbench.browser import BrowserProfile, LocalBackend, replay_profile
 from susbench.browser.bridge import ExtensionBridge
-from susbench.errors import InputError
-from susbench.injection_catalog import GENERIC_DIR, catalog_languages, load_injections
-from susbench.languages import load_languages, store_languages
-from susbench.models import Injection
-from susbench.paths import EXTENSION_DIR
-from susbench.tasks import load_tasks
-from susbench.tasksets import TASK_SETS, build_realpages_snapshot
+from susbench.catalog.injections import GENERIC_DIR, catalog_languages, load_injections
+from susbench.catalog.languages import load_languages, store_languages
+from susbench.catalog.tasks import load_tasks
+from susbench.catalog.tasksets import TASK_SETS, build_realpages_snapshot
+from susbench.core.errors import InputError
+from susbench.core.models import Injection
+from susbench.core.paths import EXTENSION_DIR
+from susbench.replayer.factory import replay_server
 
 REQUIRED = {"en", "de", "fr", "es", "it", "nl", "pl", "pt", "ro", "ru", "sv", "tr", "ja"}
 # The languages of the real pages in ../shared/realdata, by what their sites are written in (the
