@@ -180,7 +180,7 @@ def test_generic_injections_speak_the_language_of_every_realpages_shop(
 
 
 def events(bridge: ExtensionBridge) -> int:
-    return int(bridge.worker.evaluate("() => self.bridge.status()")["events"])
+    return int(bridge.worker().evaluate("() => self.bridge.status()")["events"])
 
 
 @pytest.mark.e2e

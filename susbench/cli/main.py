@@ -19,6 +19,7 @@ from susbench.cli.anchors import anchor
 from susbench.cli.container import browser_app, image_app
 from susbench.cli.doctor import doctor
 from susbench.cli.injections import extension_app, injections_app
+from susbench.cli.realism import realism
 from susbench.cli.record import record
 from susbench.cli.replay import app as replay_app
 from susbench.cli.run import demo, query, reproduce, results_app, run
@@ -53,6 +54,9 @@ app.add_typer(
 injections_app.command(
     "anchor", help="Measure where generic injections land on real pages (saved HTML, WARC/WACZ, URLs)."
 )(anchor)
+injections_app.command(
+    "realism", help="Score how native each drawn generic injection looks beside the page's own elements."
+)(realism)
 app.add_typer(extension_app, name="extension", help="Build the injection browser extension.")
 app.command(
     "demo", help="The embedded default: every task with each scripted baseline, offline, then the report."
