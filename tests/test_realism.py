@@ -75,7 +75,8 @@ def test_a_pair_is_native_only_when_every_drawn_element_is_within_every_threshol
 
 @pytest.mark.e2e
 def test_realism_command_scores_each_drawn_element_of_a_pattern_on_a_styled_page() -> None:
-    done = run_cli("injections", "realism", str(SHOP), "--injections", "generic-title-basket-count", "--json")
+    args = ("injections", "realism", str(SHOP), "--injections", "generic-title-basket-count", "--json")
+    done = run_cli(*args, timeout=600)  # a build, a Chromium and a page on a busy machine
     assert done.returncode == 0, done.stderr
     (row,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert {"page", "injection", "type", "native", "distances", "elements"} <= set(row)
