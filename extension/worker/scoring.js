@@ -38,6 +38,8 @@
     const flowEnd = firstIndex(events, exposed, (e) => e.kind === "moves_on" || e.kind === "episode_end");
     if (exposed < 0) {
       const found = events.some((e) => e.kind === "anchor_found");
+      const unspoken = events.find((e) => e.kind === "language_missing");
+      if (!found && unspoken) return ["not_encountered", `the page's language (${unspoken.detail.language}, by its ${unspoken.detail.by}) has no texts in the catalog`, events.indexOf(unspoken)];
       const missing = firstIndex(events, 0, (e) => e.kind === "anchor_missing");
       if (!found && missing >= 0) return ["not_encountered", "anchor not found", missing];
       if (!events.some((e) => e.kind === "page_matched")) return ["not_encountered", "the injection's page was never reached", -1];
