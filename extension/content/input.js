@@ -52,7 +52,10 @@
         });
       }
     }
-    if (aimedAtPattern(event)) event.stopImmediatePropagation();
+    if (!aimedAtPattern(event)) return;
+    event.stopImmediatePropagation();
+    // A press would focus the host: the page would read it off document.activeElement and :focus-within.
+    if (event.type === "mousedown" && event.isTrusted) event.preventDefault();
   }
 
   function onSubmit() {
