@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page
 
 from susbench.browser.bridge import ExtensionBridge
-from susbench.models import Injection, OutcomeKind
+from susbench.core.models import Injection, OutcomeKind
 from susbench.web.quirks import COOKIE
 from tests.test_extension_edges import click, open_pattern
 

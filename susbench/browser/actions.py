@@ -30,7 +30,7 @@ from susbench.browser.isolated import (
     node_box,
     scroll_into_view,
 )
-from susbench.models import ChoiceRole, Step
+from susbench.core.models import ChoiceRole, Step
 
 SCROLL_STEP_PX = 600
 SCROLL_PAUSE_MS = 120

@@ -16,7 +16,7 @@ from weakref import WeakKeyDictionary
 from playwright.sync_api import CDPSession, Page
 from playwright.sync_api import Error as PlaywrightError
 
-from susbench.errors import BrowserError
+from susbench.core.errors import BrowserError
 
 WORLD_NAME = "susbench-operator"
 _SESSIONS: WeakKeyDictionary[Page, CDPSession] = WeakKeyDictionary()
