@@ -120,11 +120,18 @@ function hello(state, tabId, doc, url) {
   return reply(state, offer(state, injection));
 }
 
+// The page's own navigation to where the pattern is not (`away`) takes the pattern from the operator
+// before they decided: the scoring counts it as the page interfering.
 function leave(state, doc, message) {
   const known = state.docs[doc];
   if (!known || !known.matched) return;
-  if (message.by === "operator") movedOn(state, "navigation", { from: message.url, started: message.via });
-  else record(state, "page_navigation", { via: message.via, from: message.url });
+  if (message.by === "operator") {
+    movedOn(state, "navigation", { from: message.url, started: message.via });
+    return;
+  }
+  const to = typeof message.to === "string" ? message.to : null;
+  const away = Boolean(to) && !injectionFor(state, to);
+  record(state, "page_navigation", { via: message.via, from: message.url, ...(to ? { to } : {}), ...(away ? { away } : {}) });
 }
 
 // A URL change within a document: the operator leaving the pattern's pages moves on; the page changing

@@ -73,7 +73,7 @@
 
   function attempt() {
     const { current, mounted } = state;
-    if (!current || (mounted && (mounted.gaveUp || placed(mounted)))) return;
+    if (!current || state.rewritten || (mounted && (mounted.gaveUp || placed(mounted)))) return;
     const found = spot.locate(current.injection);
     if (!found) {
       if (!mounted && !missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
@@ -108,6 +108,7 @@
   async function hello() {
     lastUrl = location.href;
     state.current = offered(await channel.send({ kind: "hello", url: location.href }));
+    if (state.rewritten) globalThis.pageHelper.rewritten();
     attempt();
   }
 
@@ -138,6 +139,14 @@
       forget();
     }
   }
+
+  // The page re-opened its document (input.js): its scripts may now hear input before the extension
+  // does, so the pattern goes and stays away, and the page has tampered with it.
+  globalThis.pageHelper.rewritten = () => {
+    if (!state.current) return;
+    channel.report("tampered", { why: "rewritten", times: 1 });
+    forget();
+  };
 
   channel.answer("choices", (message) => choices.describe(message.scroll_to));
 
