@@ -18,7 +18,8 @@ BESIDE = ("recorder", "replayer")
 
 
 class _CheckoutFolders:
-    """Finds `susbench.recorder` and `susbench.replayer` in the repository folders beside this package."""
+    """Finds `susbench.recorder` and `susbench.replayer` in the repository folders beside this package
+    (before any installed finder, so a checkout never mixes its own code with another checkout's)."""
 
     def __init__(self, root: Path) -> None:
         self.folders = {f"{__name__}.{name}": root / name for name in BESIDE}
@@ -44,4 +45,4 @@ def _in_a_checkout() -> Path | None:
 if (_root := _in_a_checkout()) is not None and not any(
     isinstance(finder, _CheckoutFolders) for finder in sys.meta_path
 ):
-    sys.meta_path.append(_CheckoutFolders(_root))
+    sys.meta_path.insert(0, _CheckoutFolders(_root))

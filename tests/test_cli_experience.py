@@ -350,7 +350,7 @@ def complete(words: str, cwd: Path) -> list[str]:
 def test_shell_completion_of_commands_tasks_operators_and_snapshots(tmp_path: Path) -> None:
     (tmp_path / "mine.wacz").write_text("")
     (tmp_path / "notes.txt").write_text("")
-    assert complete("susbench rep", tmp_path) == ["report", "reproduce", "replay"]
+    assert complete("susbench rep", tmp_path) == ["replay", "report", "reproduce"]
     assert complete("susbench run --operator car", tmp_path) == ["careful"]
     assert "pizzapalace-margherita-order" in complete("susbench run --tasks pizzapalace-m", tmp_path)
     assert complete("susbench run --tasks voltcart.test,confirm_sh", tmp_path) == [

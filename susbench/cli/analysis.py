@@ -9,18 +9,23 @@ from typing import Annotated
 
 import typer
 
+from susbench.analysis.compare import compare_runs
+from susbench.analysis.drift import drift_tasks, measure_drift, record_live, snapshot_hosts
+from susbench.analysis.figures import write_group_figures
+from susbench.analysis.html_report import compare_page, default_gallery, drift_page, write_page, write_report
 from susbench.analysis.model import ModelSpec
-from susbench.analysis.summary import Breakdown
+from susbench.analysis.render import render_analysis, render_compare, render_drift
+from susbench.analysis.results import group_results
+from susbench.analysis.summary import Breakdown, analyse
+from susbench.catalog.injections import load_injections
+from susbench.cli.options import DEFAULT_DB, DbOption
 from susbench.cli.terminal import output_console
 from susbench.core.errors import SusbenchError
 from susbench.results.store import Store
 
-DEFAULT_DB = Path("results.duckdb")
-DB_HELP = "DuckDB results file"
-
 
 def report(
-    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
     where: Annotated[
         str, typer.Option("--where", help="SQL filter over episode_outcomes, e.g. \"mode = 'live'\"")
@@ -50,11 +55,6 @@ def report(
     ] = None,
 ) -> None:
     """Avoidance by operator and type per run configuration: Wilson intervals, completion, Firth model."""
-    from susbench.analysis.figures import write_group_figures
-    from susbench.analysis.html_report import default_gallery, write_report
-    from susbench.analysis.render import render_analysis
-    from susbench.analysis.results import group_results
-    from susbench.analysis.summary import analyse
 
     if gallery is not None and not gallery.is_dir():
         raise SusbenchError(f"--gallery {gallery}: not a folder; expected the output of `injections preview`")
@@ -78,16 +78,13 @@ def report(
 def compare(
     run_a: Annotated[str, typer.Argument(help="first run id (or a unique prefix), e.g. the live run")],
     run_b: Annotated[str, typer.Argument(help="second run id (or a unique prefix), e.g. the snapshot run")],
-    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
     html: Annotated[
         Path | None, typer.Option("--html", help="write DIR/compare.html (self-contained)")
     ] = None,
 ) -> None:
     """Pair two runs' episodes: agreement, discordant pairs, McNemar exact, per-type differences."""
-    from susbench.analysis.compare import compare_runs
-    from susbench.analysis.html_report import compare_page, write_page
-    from susbench.analysis.render import render_compare
 
     with Store(db, read_only=True) as store:
         result = compare_runs(store, run_a, run_b)
@@ -120,10 +117,6 @@ def drift(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:
     """What changed between two snapshots: URLs, payloads, task pages' text and pixels, anchors."""
-    from susbench.analysis.drift import drift_tasks, measure_drift, record_live, snapshot_hosts
-    from susbench.analysis.html_report import drift_page, write_page
-    from susbench.analysis.render import render_drift
-    from susbench.catalog.injections import load_injections
 
     if (snapshot_b is None) == (not live):
         raise SusbenchError(

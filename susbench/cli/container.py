@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from susbench.browser import chromium_version, find_chromium
+from susbench.catalog.injections import build_extension, load_injections
 from susbench.container.control import SNAPSHOT_MOUNT, SOCKET_MOUNT
 from susbench.container.image import (
     BASE_IMAGE,
@@ -21,6 +22,7 @@ from susbench.container.image import (
     make_base,
 )
 from susbench.container.runtime import DockerApiRuntime
+from susbench.container.serve import BrowserServer
 from susbench.core.errors import SusbenchError
 
 image_app = typer.Typer(no_args_is_help=True)
@@ -120,7 +122,6 @@ def serve(
     ] = 0,
 ) -> None:
     """Inside the browser container: the replayer and Chromium, reachable only through SOCKET_DIR."""
-    from susbench.container.serve import BrowserServer
 
     if not socket_dir.is_dir():
         raise SusbenchError(f"--socket-dir {socket_dir}: no such folder (mount one at {SOCKET_MOUNT})")
@@ -132,6 +133,5 @@ def _default_extension() -> Path:
     configured = os.environ.get("SUSBENCH_EXTENSION")
     if configured:
         return Path(configured)
-    from susbench.catalog.injections import build_extension, load_injections
 
     return build_extension(load_injections())

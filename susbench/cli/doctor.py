@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from susbench.cli.run import DEFAULT_DB
+from susbench.cli.options import DEFAULT_DB
 from susbench.controller.doctor import run_checks
 
 

@@ -1,4 +1,4 @@
-"""`susbench injections validate|list|preview` and `susbench extension build`."""
+"""`susbench injections validate|list|preview|anchor` and `susbench extension build`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich import box
+from rich.console import Console
 from rich.table import Table
 
 from susbench.authoring.pipeline import DraftRequest
@@ -17,9 +18,12 @@ from susbench.authoring.pipeline import draft as draft_injections
 from susbench.authoring.review import ACCEPTED, accept, draft_folders, find_draft, review_page
 from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks
+from susbench.catalog.tasksets import REALPAGES, TASK_SETS, build_realpages_snapshot
+from susbench.cli.realism import realism
 from susbench.cli.terminal import output_console, shell_words
-from susbench.core.models import PATTERN_TYPES, Injection, PatternType
+from susbench.core.models import PATTERN_TYPES, SEMANTIC_KINDS, Injection, PatternType
 from susbench.core.paths import INJECTIONS_DIR, cache_dir
+from susbench.preview.anchors import GOAL, AnchorRow, PageSurvey, generic_injections, measure, summarize
 from susbench.preview.injection_preview import PREVIEW_DATE, preview_gallery, preview_real_pages
 
 injections_app = typer.Typer(no_args_is_help=True)
@@ -105,7 +109,6 @@ def preview(
 
 
 def _preview_real(shown: list[Injection], injections: list[Injection], out: Path, count: int) -> None:
-    from susbench.catalog.tasksets import REALPAGES, TASK_SETS, build_realpages_snapshot
 
     generic = [item for item in shown if item.site == "*"]
     tasks = load_tasks(TASK_SETS[REALPAGES].tasks_dir, {item.id: item for item in injections})
@@ -211,3 +214,76 @@ def review(
         if (folder / ACCEPTED).is_file():
             continue
         typer.echo(f"accepted {folder.name} -> {accept(folder, reviewer, into)}")
+
+
+RULES = ("microdata", "json-ld", "role", "text", "vocabulary")
+
+
+@injections_app.command(
+    "anchor", help="Measure where generic injections land on real pages (saved HTML, WARC/WACZ, URLs)."
+)
+def anchor(
+    pages: Annotated[
+        list[str],
+        typer.Argument(
+            help="saved pages (.html, .html.gz), folders of them, WARC/WACZ files, or URLs",
+            metavar="PAGE_OR_DIR",
+        ),
+    ],
+    injections: Annotated[
+        str,
+        typer.Option("--injections", help="generic injections: all, ids, types or id globs, comma-separated"),
+    ] = "all",
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON object per page and injection")] = False,
+    screenshots: Annotated[
+        Path | None, typer.Option("--screenshots", help="a PNG of every placed injection, in this folder")
+    ] = None,
+) -> None:
+    chosen = generic_injections(injections)
+    errors = Console(stderr=True)
+    rows: list[AnchorRow] = []
+    surveys: list[PageSurvey] = []
+    for record in measure(pages, chosen, screenshots=screenshots):
+        if isinstance(record, AnchorRow):
+            rows.append(record)
+            if as_json:
+                typer.echo(record.model_dump_json())
+            continue
+        surveys.append(record)
+        found = sum(rule is not None for rule in record.kinds.values())
+        note = f"error: {record.error}" if record.error else f"{found}/{len(SEMANTIC_KINDS)} kinds found"
+        errors.print(f"[dim]{record.page}[/] {note}", highlight=False, soft_wrap=True)
+    if not as_json:
+        console = Console()
+        console.print(type_table(rows))
+        console.print(kind_table(surveys))
+
+
+def type_table(rows: list[AnchorRow]) -> Table:
+    title = f"per pattern type (goal ≥ {GOAL:.0%})"
+    table = Table("type", "pairs", "anchored", "visible", "no control overlapped", title=title)
+    for summary in summarize(rows):
+        share = lambda count, total=summary.pairs: f"{100 * count / total:.1f}%"  # noqa: E731
+        mark = "[green]met[/]" if summary.met else "[red]missed[/]"
+        table.add_row(
+            summary.type,
+            str(summary.pairs),
+            share(summary.anchored),
+            share(summary.visible),
+            f"{share(summary.clean)} {mark}",
+        )
+    return table
+
+
+def kind_table(surveys: list[PageSurvey]) -> Table:
+    table = Table("kind", "found", *RULES, title="which rule found each kind of element")
+    for kind in SEMANTIC_KINDS:
+        used = Counter(survey.kinds.get(kind) for survey in surveys)  # type: ignore[call-overload]
+        found = f"{len(surveys) - used[None]}/{len(surveys)}"
+        table.add_row(kind, found, *(str(used[rule]) for rule in RULES))
+    return table
+
+
+injections_app.command(
+    "realism", help="Score how native each drawn generic injection looks beside the page's own elements."
+)(realism)

@@ -1,110 +1,199 @@
-"""The `susbench` command: one root Typer app mounting each part's commands."""
+"""The `susbench` command: one root group naming every command, each imported only when it runs.
+
+`susbench --help` and `susbench version` load no part of the benchmark: a command's module (and so
+mitmproxy, Playwright, DuckDB, scipy) is imported when that command is invoked or completed.
+"""
 
 from __future__ import annotations
 
-import json
+import importlib
 import signal
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
 from susbench import __version__
-from susbench.cli.agents import agents_app, trace
-from susbench.cli.analysis import compare, drift, report
-from susbench.cli.anchors import anchor
-from susbench.cli.container import browser_app, image_app
-from susbench.cli.doctor import doctor
-from susbench.cli.injections import extension_app, injections_app
-from susbench.cli.record import record
-from susbench.cli.replay import app as replay_app
-from susbench.cli.run import demo, query, reproduce, results_app, run
-from susbench.cli.snapshot import snapshot_app
-from susbench.cli.study import study_app
-from susbench.cli.tasks import tasks_app
-from susbench.cli.web import app as web_app
 from susbench.core.errors import SusbenchError
 from susbench.core.loading import describe_validation_error
-from susbench.core.models import CapturePlan, Episode, Injection, Outcome, Site, SnapshotManifest, Task
-from susbench.results.bundle import ResultManifest
+
+RECORD, RUN, RESULTS, MACHINE = "Record and replay", "Run", "Results and analysis", "This machine"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A root command: where it lives (`module:attribute`, a Typer app or a function) and its help."""
+
+    target: str
+    help: str
+    panel: str
+
+    def load(self, name: str) -> Any:
+        module, _, attribute = self.target.partition(":")
+        found = getattr(importlib.import_module(module), attribute)
+        if isinstance(found, typer.Typer):
+            group = typer.main.get_group(found)
+            group.name, group.help, group.rich_help_panel = name, self.help, self.panel
+            return group
+        single = typer.Typer(add_completion=False, rich_markup_mode="rich")
+        single.command(name, help=self.help, rich_help_panel=self.panel)(found)
+        return typer.main.get_command(single)
+
+    def listed(self, name: str) -> TyperCommand:
+        """A stand-in that only shows the help, for --help and completion of the command's name."""
+        return TyperCommand(name=name, help=self.help, rich_help_panel=self.panel)
+
+
+COMMANDS = {
+    "web": Entry(
+        "susbench.cli.web:app",
+        "The local web of synthetic consumer sites (stands in for the live web).",
+        RECORD,
+    ),
+    "record": Entry(
+        "susbench.cli.record:record",
+        "Record URLs or capture plans into a WACZ snapshot, or each site of a catalog into its own.",
+        RECORD,
+    ),
+    "snapshot": Entry(
+        "susbench.cli.snapshot:snapshot_app", "Inspect, verify and import snapshots (WACZ/WARC).", RECORD
+    ),
+    "replay": Entry(
+        "susbench.cli.replay:app", "Serve a snapshot offline and deterministically; check coverage.", RECORD
+    ),
+    "injections": Entry(
+        "susbench.cli.injections:injections_app",
+        "Validate, list, preview and draft the dark-pattern injections; measure where they anchor.",
+        RUN,
+    ),
+    "extension": Entry(
+        "susbench.cli.injections:extension_app", "Build the injection browser extension.", RUN
+    ),
+    "tasks": Entry(
+        "susbench.cli.tasks:tasks_app", "Draft tasks for a recording: checked, in the page's own words.", RUN
+    ),
+    "demo": Entry(
+        "susbench.cli.run:demo",
+        "The embedded default: every task with each scripted baseline, offline, then the report.",
+        RUN,
+    ),
+    "run": Entry(
+        "susbench.cli.run:run", "Run tasks with an operator, live or from a snapshot, into DuckDB.", RUN
+    ),
+    "study": Entry(
+        "susbench.cli.study:study_app",
+        "A whole session of one human participant (consent, tasks, questionnaires); `summary`: realism.",
+        RUN,
+    ),
+    "agents": Entry(
+        "susbench.cli.agents:agents_app",
+        "Agents without a vendor: demonstrations and a local scripted model server.",
+        RUN,
+    ),
+    "report": Entry(
+        "susbench.cli.analysis:report",
+        "Avoidance per run configuration, Firth model, Figure 4, HTML.",
+        RESULTS,
+    ),
+    "compare": Entry(
+        "susbench.cli.analysis:compare",
+        "Pair two runs: agreement, discordant pairs, McNemar, differences.",
+        RESULTS,
+    ),
+    "drift": Entry(
+        "susbench.cli.analysis:drift",
+        "Drift between two snapshots (or one and the live web), anchors included.",
+        RESULTS,
+    ),
+    "query": Entry("susbench.cli.results:query", "Run SQL on a results database and print a table.", RESULTS),
+    "results": Entry(
+        "susbench.cli.results:results_app", "Export results: Parquet plus a run.json manifest.", RESULTS
+    ),
+    "reproduce": Entry(
+        "susbench.cli.run:reproduce",
+        "Re-run a results bundle on a snapshot; report outcomes that differ.",
+        RESULTS,
+    ),
+    "trace": Entry(
+        "susbench.cli.agents:trace",
+        "An agent episode's timeline: screenshots with actions drawn, the model's words.",
+        RESULTS,
+    ),
+    "schema": Entry(
+        "susbench.cli.schema:schema",
+        "Print the JSON Schema of the data models (all, or one by name).",
+        RESULTS,
+    ),
+    "doctor": Entry(
+        "susbench.cli.doctor:doctor",
+        "Check Chromium, fonts, CAs, ports, the results folder, extras; say what to fix.",
+        MACHINE,
+    ),
+    "browser": Entry(
+        "susbench.cli.container:browser_app",
+        "Find Chromium and print it; `serve` it in a container.",
+        MACHINE,
+    ),
+    "image": Entry(
+        "susbench.cli.container:image_app",
+        "Build the browser container image (Docker or Podman's API).",
+        MACHINE,
+    ),
+}
+
+
+class LazyCommands(TyperGroup):
+    """The root group: lists every command from `COMMANDS`, imports one only to run or complete it."""
+
+    listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *super().list_commands(ctx)]
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in COMMANDS:
+            return super().get_command(ctx, name)
+        if self.listing:
+            return COMMANDS[name].listed(name)
+        if name not in self.commands:
+            self.commands[name] = without_flag_types(COMMANDS[name].load(name))
+        return self.commands[name]
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self.listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.listing = False
+
+    def shell_complete(self, ctx: Any, incomplete: str) -> Any:
+        self.listing = True
+        try:
+            return super().shell_complete(ctx, incomplete)
+        finally:
+            self.listing = False
+
 
 app = typer.Typer(
+    cls=LazyCommands,
     help="SusBench Replay: record sites, replay them frozen, inject dark patterns, measure avoidance.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
-app.add_typer(
-    web_app, name="web", help="The local web of synthetic consumer sites (stands in for the live web)."
-)
-app.command(
-    "record",
-    help="Record URLs or capture plans into a WACZ snapshot, or each site of a catalog into its own.",
-)(record)
-app.add_typer(snapshot_app, name="snapshot", help="Inspect, verify and import snapshots (WACZ/WARC).")
-app.add_typer(
-    replay_app, name="replay", help="Serve a snapshot offline and deterministically; check coverage."
-)
-app.add_typer(
-    injections_app, name="injections", help="Validate, list, preview and draft the dark-pattern injections."
-)
-injections_app.command(
-    "anchor", help="Measure where generic injections land on real pages (saved HTML, WARC/WACZ, URLs)."
-)(anchor)
-app.add_typer(extension_app, name="extension", help="Build the injection browser extension.")
-app.add_typer(tasks_app, name="tasks", help="Draft tasks for a recording: checked, in the page's own words.")
-app.command(
-    "demo", help="The embedded default: every task with each scripted baseline, offline, then the report."
-)(demo)
-app.command("run", help="Run tasks with an operator, live or from a snapshot, into DuckDB.")(run)
-app.command("report", help="Avoidance per run configuration, Firth model, Figure 4, HTML.")(report)
-app.command("compare", help="Pair two runs: agreement, discordant pairs, McNemar, differences.")(compare)
-app.command("drift", help="Drift between two snapshots (or one and the live web), anchors included.")(drift)
-app.command("query", help="Run SQL on a results database and print a table.")(query)
-app.add_typer(results_app, name="results", help="Export results: Parquet plus a run.json manifest.")
-app.command("reproduce", help="Re-run a results bundle on a snapshot; report outcomes that differ.")(
-    reproduce
-)
-app.command("doctor", help="Check Chromium, fonts, CAs, ports, the results folder, extras; say what to fix.")(
-    doctor
-)
-app.add_typer(browser_app, name="browser", help="Find Chromium and print it; `serve` it in a container.")
-app.add_typer(
-    study_app,
-    name="study",
-    help="A whole session of one human participant (consent, tasks, questionnaires); `summary`: realism.",
-)
-app.add_typer(image_app, name="image", help="Build the browser container image (Docker or Podman's API).")
-app.command("trace", help="An agent episode's timeline: screenshots with actions drawn, the model's words.")(
-    trace
-)
-app.add_typer(
-    agents_app,
-    name="agents",
-    help="Agents without a vendor: demonstrations and a local scripted model server.",
-)
-
-SCHEMA_MODELS = {
-    model.__name__: model
-    for model in (Site, Task, Injection, CapturePlan, SnapshotManifest, Episode, Outcome, ResultManifest)
-}
 
 
-@app.command("schema", help="Print the JSON Schema of the data models (all, or one by name).")
-def schema(name: str = typer.Argument(None, help=f"one of: {', '.join(SCHEMA_MODELS)}")) -> None:
-    if name is None:
-        document = {key: model.model_json_schema() for key, model in SCHEMA_MODELS.items()}
-    elif name in SCHEMA_MODELS:
-        document = SCHEMA_MODELS[name].model_json_schema()
-    else:
-        raise SusbenchError(f"unknown model {name!r}; expected one of: {', '.join(SCHEMA_MODELS)}")
-    typer.echo(json.dumps(document, indent=2))
+@app.callback()
+def root() -> None:
+    """SusBench Replay: record sites, replay them frozen, inject dark patterns, measure avoidance."""
 
 
-@app.command("version", help="Print the version of SusBench Replay.")
+@app.command("version", help="Print the version of SusBench Replay.", rich_help_panel=MACHINE)
 def version() -> None:
     typer.echo(__version__)
 

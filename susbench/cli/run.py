@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 from datetime import date, datetime
 from pathlib import Path
@@ -22,12 +21,27 @@ from rich.progress import (
 from rich.table import Table
 
 from susbench.analysis.report import render_report, write_report_folder
-from susbench.catalog.tasks import complete_tasks
+from susbench.cli.options import (
+    DB_HELP,
+    DEFAULT_DB,
+    BackendOption,
+    BrowserOption,
+    BrowsersPerNodeOption,
+    DbOption,
+    ImageOption,
+    InjectionsOption,
+    RayAddressOption,
+    ServeHostOption,
+    ServeOption,
+    ServePortOption,
+    SnapshotOption,
+    TaskSetOption,
+    TasksOption,
+)
 from susbench.cli.terminal import output_console
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
-from susbench.core.models import Backend, BrowserKind, ReplayMode
-from susbench.core.paths import complete_snapshots
+from susbench.core.models import ReplayMode
 from susbench.operators import complete_operators
 from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
 from susbench.results.store import EpisodeRecord, Store, archive_folder, trace_folder
@@ -35,30 +49,6 @@ from susbench.results.store import EpisodeRecord, Store, archive_folder, trace_f
 if TYPE_CHECKING:
     from susbench.controller import ExecutorFactory, RunOptions, RunSummary
     from susbench.controller.reproduce import Reproduction, Verdict
-
-BACKEND_HELP = "local: worker processes on this machine; ray: Ray tasks on an embedded node or a cluster"
-RAY_ADDRESS_HELP = "join this Ray cluster (default: $RAY_ADDRESS; neither: start an embedded node)"
-BROWSERS_HELP = "browsers of the embedded Ray node (default: its CPU count)"
-TASK_SET_HELP = (
-    "localweb: tasks/ on the bundled snapshot; realpages: tasks/realpages/ on real pages, their snapshot "
-    "built once from ../shared/realdata into the cache; or a folder of task files (give --snapshot)"
-)
-TaskSetOption = Annotated[str, typer.Option("--task-set", help=TASK_SET_HELP)]
-
-results_app = typer.Typer(no_args_is_help=True)
-
-DB_HELP = "DuckDB results file"
-# DuckDB's own names for unaliased aggregates, as a reader would write them.
-READABLE_COLUMNS = {"count_star()": "count"}
-DEFAULT_DB = Path("results.duckdb")
-BrowserOption = Annotated[
-    BrowserKind,
-    typer.Option(help="local: Chromium on this machine; container: the browser image, with no network"),
-]
-ImageOption = Annotated[
-    str | None,
-    typer.Option(help="browser image for --browser container (default: $SUSBENCH_IMAGE, else the version's)"),
-]
 
 
 class ProgressDisplay:
@@ -156,17 +146,8 @@ def run(
             autocompletion=complete_operators,
         ),
     ],
-    tasks: Annotated[
-        str,
-        typer.Option(
-            help="all, a task id, a site host, a pattern type or a glob over ids",
-            autocompletion=complete_tasks,
-        ),
-    ] = "all",
-    snapshot: Annotated[
-        Path | None,
-        typer.Option(help="WACZ to replay (default: the bundled one)", autocompletion=complete_snapshots),
-    ] = None,
+    tasks: TasksOption = "all",
+    snapshot: SnapshotOption = None,
     live: Annotated[
         bool, typer.Option("--live", help="run against the live (local) web, archiving episodes")
     ] = False,
@@ -183,7 +164,7 @@ def run(
     parallel: Annotated[
         int | None, typer.Option(min=1, help="episodes at once (local backend; default 1)")
     ] = None,
-    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     step_timeout: Annotated[float, typer.Option(help="seconds one operator step may take")] = 15.0,
     episode_timeout: Annotated[
         float | None,
@@ -212,26 +193,16 @@ def run(
     operator_config: Annotated[
         Path | None, typer.Option(help="agents: a YAML file of further settings (README: Agents)")
     ] = None,
-    backend: Annotated[Backend, typer.Option(help=BACKEND_HELP)] = "local",
-    ray_address: Annotated[str | None, typer.Option(help=RAY_ADDRESS_HELP)] = None,
-    browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
+    backend: BackendOption = "local",
+    ray_address: RayAddressOption = None,
+    browsers_per_node: BrowsersPerNodeOption = None,
     browser: BrowserOption = "local",
     image: ImageOption = None,
     task_set: TaskSetOption = "localweb",
-    injections: Annotated[
-        list[Path] | None,
-        typer.Option(help="a folder of further injections beside the project's catalog (repeatable)"),
-    ] = None,
-    serve: Annotated[
-        bool,
-        typer.Option(
-            "--serve", help="human: the screen on a virtual display, for a remote participant (noVNC link)"
-        ),
-    ] = False,
-    port: Annotated[
-        int | None, typer.Option(min=0, max=65535, help="--serve: port of the link (default 6080)")
-    ] = None,
-    host: Annotated[str | None, typer.Option(help="--serve: address to listen on (127.0.0.1)")] = None,
+    injections: InjectionsOption = None,
+    serve: ServeOption = False,
+    port: ServePortOption = None,
+    host: ServeHostOption = None,
 ) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     from susbench.controller import RunOptions
@@ -298,16 +269,13 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
 
 def demo(
     db: Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")] = None,
-    snapshot: Annotated[
-        Path | None,
-        typer.Option(help="WACZ to replay (default: the bundled one)", autocompletion=complete_snapshots),
-    ] = None,
+    snapshot: SnapshotOption = None,
     parallel: Annotated[
         int | None, typer.Option(min=1, help="episodes at once (local backend; default 2)")
     ] = None,
-    backend: Annotated[Backend, typer.Option(help=BACKEND_HELP)] = "local",
-    ray_address: Annotated[str | None, typer.Option(help=RAY_ADDRESS_HELP)] = None,
-    browsers_per_node: Annotated[int | None, typer.Option(min=1, help=BROWSERS_HELP)] = None,
+    backend: BackendOption = "local",
+    ray_address: RayAddressOption = None,
+    browsers_per_node: BrowsersPerNodeOption = None,
     browser: BrowserOption = "local",
     image: ImageOption = None,
     task_set: TaskSetOption = "localweb",
@@ -342,44 +310,6 @@ def demo(
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
     figure = ", ".join(str(path) for path in written if path.stem == "figure4")
     console.print(f"report: {written[-1]}  (Figure 4: {figure or 'no injected episodes to plot'})")
-
-
-def query(
-    sql: Annotated[
-        str, typer.Argument(help='SQL, e.g. "SELECT outcome, count(*) FROM episode_outcomes GROUP BY 1"')
-    ],
-    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON rows instead of a table")] = False,
-) -> None:
-    """Run SQL on a results database and print a table."""
-    with Store(db, read_only=True) as store:
-        names, rows = store.query(sql)
-    columns = [READABLE_COLUMNS.get(name, name) for name in names]
-    if as_json:
-        typer.echo(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
-        return
-    table = Table(*columns, caption=f"{len(rows)} rows")
-    for row in rows:
-        table.add_row(*("NULL" if value is None else str(value) for value in row))
-    output_console().print(table)
-
-
-@results_app.command("export")
-def export(
-    parquet: Annotated[
-        Path,
-        typer.Option("--parquet", help="folder for the bundle: one Parquet file per table/view + run.json"),
-    ],
-    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
-) -> None:
-    """Export every table and view as Parquet, with run.json: how to re-run each run (`reproduce`)."""
-    from susbench.results.bundle import export_bundle
-
-    if parquet.exists() and not parquet.is_dir():
-        raise SusbenchError(f"{parquet}: is a file; expected a folder for the Parquet files")
-    with Store(db, read_only=True) as store:
-        written = export_bundle(store, parquet)
-    output_console().print("\n".join(str(path) for path in written))
 
 
 def _verdict(verdict: Verdict | None) -> str:

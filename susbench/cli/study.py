@@ -10,9 +10,15 @@ import typer
 from rich.table import Table
 
 from susbench.catalog.tasks import complete_tasks
-from susbench.cli.run import DB_HELP, DEFAULT_DB
+from susbench.cli.options import (
+    DEFAULT_DB,
+    DbOption,
+    ServeHostOption,
+    ServeOption,
+    ServePortOption,
+    SnapshotOption,
+)
 from susbench.cli.terminal import output_console
-from susbench.core.paths import complete_snapshots
 from susbench.people.remote import served_display
 
 study_app = typer.Typer(invoke_without_command=True)
@@ -47,24 +53,14 @@ def study(
     seed: Annotated[
         int, typer.Option(help="seeds the base task order, the practice task and injections")
     ] = 0,
-    snapshot: Annotated[
-        Path | None,
-        typer.Option(help="WACZ to replay (default: the bundled one)", autocompletion=complete_snapshots),
-    ] = None,
-    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
+    snapshot: SnapshotOption = None,
+    db: DbOption = DEFAULT_DB,
     episode_timeout: Annotated[
         float | None, typer.Option(min=1.0, help="seconds per task (default: the task's max_seconds)")
     ] = None,
-    serve: Annotated[
-        bool,
-        typer.Option(
-            "--serve", help="the session on a virtual display, for a remote participant (noVNC link)"
-        ),
-    ] = False,
-    port: Annotated[
-        int | None, typer.Option(min=0, max=65535, help="--serve: port of the link (default 6080)")
-    ] = None,
-    host: Annotated[str | None, typer.Option(help="--serve: address to listen on (127.0.0.1)")] = None,
+    serve: ServeOption = False,
+    port: ServePortOption = None,
+    host: ServeHostOption = None,
 ) -> None:
     """Run one participant's session on $DISPLAY (with --serve, a remote seat): consent, practice,
     the tasks in counterbalanced order with a questionnaire after each, breaks, debrief. The same
@@ -107,7 +103,7 @@ def study(
 
 @study_app.command("summary")
 def summary(
-    db: Annotated[Path, typer.Option(help=DB_HELP)] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     question: Annotated[str, typer.Option(help="the yes/no question that asks about noticing")] = "unusual",
     answer: Annotated[str, typer.Option(help="the answer that means noticed")] = "yes",
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,

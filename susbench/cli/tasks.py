@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from susbench.authoring.tasks import TaskDraft, draft_tasks
+from susbench.cli.options import InjectionsOption
 
 tasks_app = typer.Typer(no_args_is_help=True)
 
@@ -25,10 +26,7 @@ def draft(
     snapshot: Annotated[Path, typer.Argument(help="the recording (WACZ)")],
     pages: Annotated[int, typer.Option(min=1, help="how many tasks to propose")] = 3,
     out: Annotated[Path, typer.Option(help="the folder the task files go into")] = Path("drafted-tasks"),
-    injections: Annotated[
-        list[Path] | None,
-        typer.Option(help="a folder of further injections, e.g. accepted drafts (repeatable)"),
-    ] = None,
+    injections: InjectionsOption = None,
     model: Annotated[str | None, typer.Option(help="word the instructions with this model")] = None,
     base_url: Annotated[str | None, typer.Option(help="the model's OpenAI-compatible endpoint")] = None,
     api_key_env: Annotated[
