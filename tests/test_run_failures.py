@@ -48,7 +48,8 @@ def test_an_agent_without_base_url_names_the_vendors_default_server(monkeypatch:
     assert notice == "operator 'anthropic-cu' calls http://127.0.0.1:9 (from $ANTHROPIC_BASE_URL)"
     given = OperatorSettings(model="gpt-4o", base_url="http://127.0.0.1:9/v1")
     assert endpoint_notice("openai-chat", given) == (
-        "operator 'openai-chat' calls http://127.0.0.1:9/v1/ (from --base-url or the operator config's base_url)"
+        "operator 'openai-chat' calls http://127.0.0.1:9/v1/ "
+        "(from --base-url or the operator config's base_url)"
     )
     assert endpoint_notice("careful") is None
 
