@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Annotated
@@ -28,7 +29,9 @@ def anchor(
         str,
         typer.Option("--injections", help="generic injections: all, ids, types or id globs, comma-separated"),
     ] = "all",
-    as_json: Annotated[bool, typer.Option("--json", help="one JSON object per page and injection")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="a JSON array, one object per page and injection")
+    ] = False,
     screenshots: Annotated[
         Path | None, typer.Option("--screenshots", help="a PNG of every placed injection, in this folder")
     ] = None,
@@ -40,14 +43,14 @@ def anchor(
     for record in measure(pages, chosen, screenshots=screenshots):
         if isinstance(record, AnchorRow):
             rows.append(record)
-            if as_json:
-                typer.echo(record.model_dump_json())
             continue
         surveys.append(record)
         found = sum(rule is not None for rule in record.kinds.values())
         note = f"error: {record.error}" if record.error else f"{found}/{len(SEMANTIC_KINDS)} kinds found"
         errors.print(f"[dim]{record.page}[/] {note}", highlight=False, soft_wrap=True)
-    if not as_json:
+    if as_json:
+        typer.echo(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+    else:
         console = Console()
         console.print(type_table(rows))
         console.print(kind_table(surveys))

@@ -8,15 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.table import Table
 
 from susbench.injection_catalog import build_extension, load_injections, load_templates
 from susbench.injection_preview import PREVIEW_DATE, preview_gallery, preview_real_pages
 from susbench.models import PATTERN_TYPES, Injection
 from susbench.paths import cache_dir
 from susbench.tasks import load_tasks
-from susbench.terminal import output_console, shell_words
+from susbench.terminal import FittedTable, output_console, shell_words
 
 injections_app = typer.Typer(no_args_is_help=True)
 extension_app = typer.Typer(no_args_is_help=True)
@@ -33,23 +31,26 @@ def validate(paths: Annotated[list[Path] | None, typer.Argument(help="files or f
     typer.echo(f"{len(injections)} injections valid ({summary})")
 
 
-@injections_app.command("list", help="List injections; --json prints one object per line.")
-def list_injections(as_json: Annotated[bool, typer.Option("--json", help="JSON lines")] = False) -> None:
+@injections_app.command("list", help="List injections; --json prints them as one JSON array.")
+def list_injections(
+    as_json: Annotated[bool, typer.Option("--json", help="a JSON array, one object per injection")] = False,
+) -> None:
     injections = load_injections()
     if as_json:
-        for item in injections:
-            page = item.page.model_dump(mode="json", exclude_none=True)
-            typer.echo(json.dumps({"id": item.id, "type": item.type, "site": item.site, "page": page}))
+        listed = [
+            {
+                "id": item.id,
+                "type": item.type,
+                "site": item.site,
+                "page": item.page.model_dump(mode="json", exclude_none=True),
+            }
+            for item in injections
+        ]
+        typer.echo(json.dumps(listed, indent=2))
         return
-    table = Table(
-        box=box.SIMPLE_HEAD, pad_edge=False, caption=f"{len(injections)} injections; --json for every field"
-    )
-    table.add_column("id", no_wrap=True)
-    table.add_column("type", no_wrap=True)
-    table.add_column("page", overflow="fold")
-    for item in injections:
-        table.add_row(item.id, item.type, item.page.url.split("://", 1)[-1])
-    output_console().print(table)
+    rows = [[item.id, item.type, item.page.url.split("://", 1)[-1]] for item in injections]
+    caption = f"{len(injections)} injections; --json for every field"
+    output_console().print(FittedTable(("id", "type", "page"), rows, caption=caption))
 
 
 @extension_app.command("build", help="Build the MV3 extension with its injection store; says where.")
@@ -87,9 +88,6 @@ def preview(
 ) -> None:
     injections = load_injections()
     shown = [item for item in injections if not only or item.id in only]
-    if real_pages:
-        _preview_real(shown, injections, out or cache_dir() / "gallery", real_pages)
-        return
     gallery = preview_gallery(
         shown,
         injections,
@@ -98,6 +96,8 @@ def preview(
         on_shot=lambda item: typer.echo(f"{item.type:20} {item.id}"),
     )
     typer.echo(str(gallery))
+    if real_pages:
+        _preview_real(shown, injections, out or cache_dir() / "gallery", real_pages)
 
 
 def _preview_real(shown: list[Injection], injections: list[Injection], out: Path, count: int) -> None:

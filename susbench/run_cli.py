@@ -30,7 +30,7 @@ from susbench.models import Backend, BrowserKind, ReplayMode
 from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
 from susbench.report import render_report, write_report_folder
 from susbench.store import EpisodeRecord, Store, archive_folder, trace_folder
-from susbench.terminal import output_console
+from susbench.terminal import FittedTable, output_console
 
 if TYPE_CHECKING:
     from susbench.controller import ExecutorFactory, RunOptions, RunSummary
@@ -417,10 +417,8 @@ def query(
     if as_json:
         typer.echo(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
         return
-    table = Table(*columns, caption=f"{len(rows)} rows")
-    for row in rows:
-        table.add_row(*("NULL" if value is None else str(value) for value in row))
-    output_console().print(table)
+    cells = [["NULL" if value is None else str(value) for value in row] for row in rows]
+    output_console().print(FittedTable(columns, cells, caption=f"{len(rows)} rows"))
 
 
 @results_app.command("export")
