@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -234,3 +235,20 @@ def test_bad_input_is_one_clear_error(
     error = capsys.readouterr().err
     assert message in " ".join(error.split())
     assert "Traceback" not in error
+
+
+def test_report_json_names_its_estimator_and_fits_no_model_to_a_handful(
+    db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(
+        sys, "argv", ["susbench", "report", "--db", str(db), "--json", "--html", str(tmp_path / "r")]
+    )
+    main()
+    live, snapshot = json.loads(capsys.readouterr().out)["groups"]
+    assert live["model"] is None
+    assert live["model_note"] == "too few exposures for a model (4; it needs at least 10)"
+    assert snapshot["model"]["estimator"] == "Firth's penalized-likelihood logistic regression"
+    assert snapshot["model"]["tests"].startswith("penalized likelihood-ratio tests")
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "Tasks and sites (3 tasks on 1 sites)" in html and "too few exposures for a model" in html
+    assert "its exposures n" in html  # the figure's caption says what the numbers on the bars are
