@@ -17,6 +17,7 @@ from recorder.catalog import CrawlSettings, load_site_catalog
 from susbench.errors import SusbenchError
 from susbench.hostmap import parse_host_map
 from susbench.models import DEFAULT_LOCALE, DEFAULT_TIMEZONE, HostMap, PageLook, Viewport
+from susbench.tasks import task_target
 
 console = Console()
 SUMMARY_WIDTH = 150  # a log's lines (not a terminal): room for the whole coverage table
@@ -24,7 +25,8 @@ SUMMARY_WIDTH = 150  # a log's lines (not a terminal): room for the whole covera
 
 def record(
     targets: Annotated[
-        list[str] | None, typer.Argument(help="URLs, capture plan YAML files or task YAML files")
+        list[str] | None,
+        typer.Argument(help="URLs, capture plan YAML files, task YAML files or task ids (tasks/<id>.yaml)"),
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="snapshot to write (.wacz)")] = None,
     catalog: Annotated[
@@ -130,7 +132,7 @@ def _record_targets(
     look: PageLook,
     keep_secrets: bool,
 ) -> None:
-    plans = [load_target(target) for target in targets]
+    plans = [load_target(task_target(target)) for target in targets]
     total = sum(len(plan.pages) for plan in plans)
     with Progress(
         TextColumn("[bold]recording"),
