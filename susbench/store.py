@@ -260,6 +260,12 @@ class Store:
             raise _open_error(path, exc) from None
         if not read_only:
             self._db.execute(SCHEMA)
+        elif not self._db.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'runs'").fetchall():
+            self._db.close()
+            raise SusbenchError(
+                f"{path}: a DuckDB file with no results in it (no `runs` table); expected a file "
+                "written by `susbench run`"
+            )
 
     def __enter__(self) -> Store:
         return self

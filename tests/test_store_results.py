@@ -174,3 +174,10 @@ def test_an_error_episode_is_replaced_by_its_retry_and_nothing_else_is(tmp_path:
             ("ep-2", "avoided"),
         ]
         assert store.query("SELECT count(*) FROM events")[1] == [(4,)]
+
+
+def test_a_blank_duckdb_file_is_named_as_holding_no_results(tmp_path: Path) -> None:
+    blank = tmp_path / "blank.duckdb"
+    duckdb.connect(str(blank)).close()
+    with pytest.raises(SusbenchError, match=r"blank\.duckdb: a DuckDB file with no results in it"):
+        Store(blank, read_only=True)
