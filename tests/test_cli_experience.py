@@ -22,6 +22,8 @@ from rich.console import Console
 from recorder.failures import explain_load_failure
 from replayer.cli import _coverage_table
 from replayer.service import Coverage, ReplayLogEntry
+from susbench.analysis import tables
+from susbench.analysis.summary import build_analysis
 from susbench.models import HostMap, OutcomeKind
 from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
@@ -29,6 +31,7 @@ from susbench.snapshot.cli import SESSION_LABEL
 from susbench.store import Store
 from susbench.terminal import json_words, shell_words
 from tests.test_analysis_results import TASKS, add_episode, add_run
+from tests.test_narrow_tables import assert_shown, assert_table_shown
 
 BUNDLED = next(iter(sorted(SNAPSHOTS_DIR.glob("*.wacz"))))
 SUSBENCH = Path(sys.executable).with_name("susbench")
@@ -132,49 +135,28 @@ def test_report_episodes_table_shows_every_column_at_80_columns(tmp_path: Path) 
                     add_episode(store, f"run-{operator}", operator, task, kind, repeat=repeat)
     result = susbench("report", "--db", str(db), "--no-model")
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert max(len(line) for line in lines) <= 80
-    start = next(index for index, line in enumerate(lines) if line.startswith("Episodes"))
-    end = next(index for index, line in enumerate(lines[start:], start) if not line.strip())
-    table = [line.split() for line in lines[start:end]]
-    header = next(words for words in table if words[:1] == ["operator"])
-    assert header[-1] == "control"
-    operators = ("naive", "careful", "random")
-    rows = {words[0]: words for words in table if words and words[0] in operators}
-    assert {operator: row[-1] for operator, row in rows.items()} == dict.fromkeys(operators, "0")
-
-
-def listed_pages(lines: list[str]) -> list[tuple[str | None, str]]:
-    """(browser session, URL) of each row of `snapshot info`'s pages table, folded cells joined."""
-    listed: list[tuple[str | None, str]] = []
-    session: str | None = None
-    heading = False
-    for line in lines[lines.index(next(line for line in lines if line.startswith("pages"))) :]:
-        cells = [cell.strip() for cell in line.split("│")]
-        if len(cells) != 6:
-            continue
-        if cells[1] == SESSION_LABEL:
-            session, heading = cells[2], True
-        elif heading and not cells[1] and cells[2]:
-            session = (session or "") + cells[2]
-        elif cells[3]:
-            listed.append((session, cells[1]))
-            heading = False
-        elif cells[1]:
-            listed[-1] = (session, listed[-1][1] + cells[1])
-    return listed
+    with Store(db, read_only=True) as store:
+        (group,) = build_analysis(store).groups
+    episodes = tables.episodes(group)
+    assert episodes.headers[-1] == "control"
+    assert_table_shown(result.stdout, episodes)
 
 
 def test_snapshot_info_at_80_columns_tells_pages_apart_and_says_what_time_is_frozen() -> None:
     result = susbench("snapshot", "info", str(BUNDLED))
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert max(len(line) for line in lines) <= 80
     assert "recording time" in result.stdout
     with Snapshot.open(BUNDLED) as snapshot:
-        pages = [(page.session, page.url.split("://")[1]) for page in snapshot.manifest.pages]
-    assert len({url for _, url in pages}) < len(pages), "the bundled snapshot visits some URL twice"
-    assert listed_pages(lines) == pages  # two visits of one URL stand under their own browser sessions
+        pages = snapshot.manifest.pages
+    assert len({page.url for page in pages}) < len(pages), "the bundled snapshot visits some URL twice"
+    lines = result.stdout.splitlines()
+    for session in {page.session for page in pages}:
+        start = lines.index(f"{SESSION_LABEL} {session}")  # each session's pages under their own title
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith(SESSION_LABEL)), len(lines)
+        )
+        shown = [[page.url.split("://")[1], page.title] for page in pages if page.session == session]
+        assert_shown("\n".join(lines[start:end]), ("url", "title"), shown, partial=True)
 
 
 @pytest.fixture
