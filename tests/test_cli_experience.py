@@ -19,17 +19,17 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from recorder.failures import explain_load_failure
-from replayer.cli import _coverage_table
-from replayer.service import Coverage, ReplayLogEntry
 from susbench.analysis import tables
 from susbench.analysis.summary import build_analysis
-from susbench.models import HostMap, OutcomeKind
-from susbench.paths import SNAPSHOTS_DIR
+from susbench.cli.replay import _coverage_table
+from susbench.cli.snapshot import SESSION_LABEL
+from susbench.cli.terminal import json_words, shell_words
+from susbench.core.models import HostMap, OutcomeKind
+from susbench.core.paths import SNAPSHOTS_DIR
+from susbench.recorder.failures import explain_load_failure
+from susbench.replayer.service import Coverage, ReplayLogEntry
+from susbench.results.store import Store
 from susbench.snapshot import Snapshot
-from susbench.snapshot.cli import SESSION_LABEL
-from susbench.store import Store
-from susbench.terminal import json_words, shell_words
 from tests.test_analysis_results import TASKS, add_episode, add_run
 from tests.test_narrow_tables import assert_shown, assert_table_shown
 

@@ -23,10 +23,10 @@ from susbench.analysis import tables
 from susbench.analysis.compare import compare_runs
 from susbench.analysis.drift import DriftReport
 from susbench.analysis.summary import build_analysis
-from susbench.models import OutcomeKind
-from susbench.paths import SNAPSHOTS_DIR
-from susbench.store import Store
-from susbench.terminal import FittedTable
+from susbench.core.models import OutcomeKind
+from susbench.core.paths import SNAPSHOTS_DIR
+from susbench.core.tables import FittedTable
+from susbench.results.store import Store
 from tests.test_analysis_results import add_episode, add_run
 
 SUSBENCH = Path(sys.executable).with_name("susbench")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from susbench.paths import REPO_ROOT
+from susbench.core.paths import REPO_ROOT
 from susbench.snapshot import Snapshot
 from susbench.web import LocalWeb
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from susbench.operators import OperatorSettings, endpoint_notice
-from susbench.store import Store
+from susbench.results.store import Store
 
 SUSBENCH = Path(sys.executable).with_name("susbench")
 TASK = "pizzapalace-margherita-order"

@@ -12,7 +12,7 @@ from susbench.analysis.drift import DriftReport
 from susbench.analysis.model import ModelReport
 from susbench.analysis.summary import AnalysisReport, GroupReport
 from susbench.analysis.tables import Rows
-from susbench.terminal import FittedTable
+from susbench.core.tables import FittedTable
 
 MAX_TYPE_PAIRS_SHOWN = 12
 

@@ -12,9 +12,9 @@ from susbench import __version__
 from susbench.browser import chromium_version, find_chromium
 from susbench.controller.identity import RunIdentity
 from susbench.controller.options import BrowserFacts, SnapshotFacts
-from susbench.errors import SusbenchError
-from susbench.paths import REPO_ROOT
-from susbench.store import RunRecord, RunSettings
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import REPO_ROOT
+from susbench.results.store import RunRecord, RunSettings
 
 RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
 

@@ -1,0 +1,34 @@
+"""Command-line output that survives being pasted into a shell and read in an 80-column terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+
+
+def shell_words(args: Sequence[str]) -> str:
+    """The arguments as one line a POSIX shell splits back into exactly these words (no globbing)."""
+    return shlex.join(args)
+
+
+def json_words(args: Sequence[str]) -> str:
+    """The same arguments for programs: a JSON array of strings."""
+    return json.dumps(list(args))
+
+
+LOG_WIDTH = 160
+
+
+def output_console(log_width: int = LOG_WIDTH) -> Console:
+    """A console as wide as the terminal, or `$COLUMNS` when set; `log_width` in a file or CI log."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        width: int | None = int(columns)
+    else:
+        width = None if sys.stdout.isatty() else log_width
+    return Console(highlight=False, width=width)
