@@ -30,9 +30,7 @@ console = Console()
 
 
 PAGE_COLUMN_MIN = 24
-COVERAGE_LEGEND = (
-    "req: the pages' requests; bg: Chromium's own background requests, not in hit %; —: no request to count"
-)
+COVERAGE_LEGEND = "req: the pages' requests; bg: Chromium's own requests, not in hit % (— if none)"
 LOG_POLL_S = 0.25
 
 
