@@ -149,7 +149,8 @@ def test_snapshot_info_at_80_columns_tells_pages_apart_and_says_what_time_is_fro
     with Snapshot.open(BUNDLED) as snapshot:
         pages = snapshot.manifest.pages
     assert len({page.url for page in pages}) < len(pages), "the bundled snapshot visits some URL twice"
-    lines = result.stdout.splitlines()
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    assert max(len(line) for line in lines) <= 80
     for session in {page.session for page in pages}:
         start = lines.index(f"{SESSION_LABEL} {session}")  # each session's pages under their own title
         end = next(
