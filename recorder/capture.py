@@ -115,10 +115,10 @@ class SessionRecorder:
         """Load a plan's page and carry out its steps; `keep=False` visits it again unlisted."""
         if self._progress:
             self._progress(plan_page.url)
-        capture = _capture_page(self.page, plan_page, idle_ms, self.proxy, self.label)
+        visits = _capture_page(self.page, plan_page, idle_ms, self.proxy, self.label)
         if keep:
-            self.pages.append(capture)
-        return capture
+            self.pages.extend(visits)
+        return visits[-1]
 
     def act(self, action: Callable[[Page], None], idle_ms: int, note: str) -> PageCapture:
         """Do something on the page (a click) and let it settle; the capture is of wherever it led,
@@ -273,9 +273,10 @@ def record_walks(
 
 def _capture_page(
     page: Page, plan_page: PlanPage, idle_ms: int, proxy: RecordingProxy, session: str
-) -> PageCapture:
-    before = len(proxy.log)
-    captured_at = datetime.now(UTC)
+) -> list[PageCapture]:
+    """Load a plan's page and carry out its steps: one capture per page the steps led to (a click
+    through to the cart, the checkout, the order), each with the requests made while it was shown."""
+    visits = _Visits(page, proxy, session)
     try:
         page.goto(plan_page.url, wait_until="load")
     except PlaywrightError as exc:
@@ -284,7 +285,9 @@ def _capture_page(
     if plan_page.scroll_to_bottom:
         scroll_to_bottom(page)
         _wait_idle(page, idle_ms)
+    visits.seen()
     for number, step in enumerate(plan_page.steps, start=1):
+        before = len(proxy.log)
         try:
             perform_step(page, step, STEP_TIMEOUT_MS)
         except StepFailed as exc:
@@ -292,12 +295,41 @@ def _capture_page(
                 continue
             raise SusbenchError(f"{plan_page.url}: step {number} ({step.action}) failed: {exc}") from None
         _wait_idle(page, 0)
+        visits.seen(before)
     _wait_idle(page, idle_ms)
     time.sleep(0.05)
-    return PageCapture(
-        url=page.url,
-        title=page.title(),
-        captured_at=captured_at,
-        requests=len(proxy.log) - before,
-        session=session,
-    )
+    return visits.done()
+
+
+class _Visits:
+    """The pages one plan page's steps went through, told apart by the main frame's URL."""
+
+    def __init__(self, page: Page, proxy: RecordingProxy, session: str) -> None:
+        self.page, self.proxy, self.session = page, proxy, session
+        self.closed: list[PageCapture] = []
+        self.url = ""
+        self.title = ""
+        self.since = datetime.now(UTC)
+        self.start = len(proxy.log)
+
+    def seen(self, step_start: int | None = None) -> None:
+        """After a step: a new URL closes the page before it at the step's first request."""
+        url = self.page.url
+        if self.url and url != self.url:
+            split = len(self.proxy.log) if step_start is None else step_start
+            self.closed.append(self._capture(split))
+            self.since, self.start = datetime.now(UTC), split
+        self.url, self.title = url, self.page.title()
+
+    def _capture(self, end: int) -> PageCapture:
+        return PageCapture(
+            url=self.url,
+            title=self.title,
+            captured_at=self.since,
+            requests=end - self.start,
+            session=self.session,
+        )
+
+    def done(self) -> list[PageCapture]:
+        self.seen()
+        return [*self.closed, self._capture(len(self.proxy.log))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,8 +47,9 @@ def add_episode(
     kind: OutcomeKind,
     repeat: int = 0,
     mode: str = "snapshot",
+    tasks: dict[str, tuple[str, str]] = TASKS,
 ) -> None:
-    injection, pattern = TASKS[task]
+    injection, pattern = tasks[task]
     episode = Episode(
         id=f"{run_id}-{task}-{repeat}",
         run_id=run_id,
@@ -161,9 +163,10 @@ def test_the_demo_report_folder_keeps_each_configuration_apart(db: Path, tmp_pat
     assert [group.configuration["mode"] for group in report.groups] == ["live", "snapshot"]
     assert report.groups[1].model is not None and report.groups[1].operators == ["careful", "naive"]
     names = sorted(path.name for path in written)
-    assert {"figure4.png", "figure4.svg", "figure4-2.png", "figure4-2.svg", "report.html"} <= set(names)
+    second = "figure4-2-snapshot-unknown"  # named by its configuration (these runs name no snapshot id)
+    assert {"figure4.png", "figure4.svg", f"{second}.png", f"{second}.svg", "report.html"} <= set(names)
     assert written[-1] == folder / "report.html"
-    with Image.open(folder / "figure4-2.png") as image:
+    with Image.open(folder / f"{second}.png") as image:
         assert image.format == "PNG" and image.width > 1000
     html = (folder / "report.html").read_text()
     assert "2 run configurations differ, so they are reported apart" in html and "POOLED" not in html
@@ -232,3 +235,20 @@ def test_bad_input_is_one_clear_error(
     error = capsys.readouterr().err
     assert message in " ".join(error.split())
     assert "Traceback" not in error
+
+
+def test_report_json_names_its_estimator_and_fits_no_model_to_a_handful(
+    db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(
+        sys, "argv", ["susbench", "report", "--db", str(db), "--json", "--html", str(tmp_path / "r")]
+    )
+    main()
+    live, snapshot = json.loads(capsys.readouterr().out)["groups"]
+    assert live["model"] is None
+    assert live["model_note"] == "too few exposures for a model (4; it needs at least 10)"
+    assert snapshot["model"]["estimator"] == "Firth's penalized-likelihood logistic regression"
+    assert snapshot["model"]["tests"].startswith("penalized likelihood-ratio tests")
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "Tasks and sites (3 tasks on 1 sites)" in html and "too few exposures for a model" in html
+    assert "its exposures n" in html  # the figure's caption says what the numbers on the bars are

@@ -1,8 +1,9 @@
 """The README's "Using it" and docs/tutorial.md, run as a reader would: every shell block, in order.
 
-Each document's ```sh blocks become one bash script (so variables carry over), run in an empty
-folder holding links to the checkout's data folders. A line ending in `&` is a server left running:
-its output goes to a log and the script waits for its first line before going on. The fixed ports
+Each document's ```sh blocks become one bash script (so variables carry over), run in a fresh empty
+folder with nothing in it, as a reader would: no link to the checkout. A line ending in `&` is a
+server left running: its output goes to a log and the script waits for its first line before going
+on. The fixed ports
 the documents use are swapped for free ones, so the test runs beside other servers. A block after
 `<!-- needs: COMMAND -->` is run only when `susbench COMMAND` exists; when it does not, the test
 fails saying so, after every block before it has run.
@@ -28,7 +29,6 @@ FENCE = re.compile(r"(?:<!-- needs: (?P<needs>[a-z -]+) -->\s*\n)?```sh\n(?P<bod
 SUBHEADING = re.compile(r"\n#{2,6} ")  # a shell comment inside a block has one `#`
 BACKGROUND = re.compile(r"^(?P<command>.*?)\s*&\s*(?:#.*)?$")
 DOC_PORTS = (8080, 8081, 8082, 8083)
-DATA_FOLDERS = ("tasks", "snapshots", "injections")
 SCRIPT_TIMEOUT_S = 3600
 BIN = Path(sys.executable).parent
 
@@ -77,7 +77,7 @@ def script(blocks: list[Block], ports: dict[int, int]) -> str:
 
 def missing_command(needs: str) -> bool:
     found = subprocess.run(
-        [str(BIN / "susbench"), *needs.split(), "--help"], capture_output=True, timeout=120, check=False
+        [str(BIN / "susbench"), *needs.split(), "--help"], capture_output=True, timeout=900, check=False
     )
     return found.returncode != 0
 
@@ -88,12 +88,12 @@ def run_document(name: str, blocks: list[Block], folder: Path) -> None:
     missing = next((block for block in blocks if block.needs and missing_command(block.needs)), None)
     if missing is not None:
         runnable = blocks[: blocks.index(missing)]
-    for data in DATA_FOLDERS:
-        (folder / data).symlink_to(REPO_ROOT / data)
-    (folder / "run.sh").write_text(script(runnable, {port: free_port() for port in DOC_PORTS}))
+    script_file = folder.parent / f"{folder.name}.sh"  # beside the folder: the reader's folder stays empty
+    script_file.write_text(script(runnable, {port: free_port() for port in DOC_PORTS}))
+    assert not any(folder.iterdir())
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "PYTHONUNBUFFERED": "1", "COLUMNS": "80"}
     process = subprocess.Popen(
-        ["bash", "run.sh"],
+        ["bash", str(script_file)],
         cwd=folder,
         env=env,
         stdout=subprocess.PIPE,
@@ -132,11 +132,13 @@ def test_needs_marks_are_read() -> None:
 @pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
 def test_tutorial_runs_as_written(tmp_path: Path) -> None:
     markdown = (REPO_ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
-    run_document("docs/tutorial.md", shell_blocks(markdown), tmp_path)
+    (tmp_path / "reader").mkdir()
+    run_document("docs/tutorial.md", shell_blocks(markdown), tmp_path / "reader")
 
 
 @pytest.mark.e2e
 @pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
 def test_readme_using_it_runs_as_written(tmp_path: Path) -> None:
     markdown = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    run_document('README.md "Using it"', shell_blocks(section(markdown, "Using it")), tmp_path)
+    (tmp_path / "reader").mkdir()
+    run_document('README.md "Using it"', shell_blocks(section(markdown, "Using it")), tmp_path / "reader")

@@ -159,3 +159,25 @@ def test_an_older_results_file_gains_the_new_columns(tmp_path: Path) -> None:
         _, outcomes = store.query("SELECT outcome, error FROM episode_outcomes")
     assert sessions == [("ep-0", None), ("ep-1", "pizza-order")]
     assert outcomes == [("avoided", "operator timed out after 9 s")]
+
+
+def test_an_error_episode_is_replaced_by_its_retry_and_nothing_else_is(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_run(run_record())
+        store.write_episode(record("ep-1", OutcomeKind.ERROR))
+        store.write_episode(record("ep-2"))
+        assert store.settled_episode_ids("run-1") == {"ep-2"}
+        store.write_episode(record("ep-1"))
+        assert store.settled_episode_ids("run-1") == {"ep-1", "ep-2"}
+        assert store.query("SELECT episode_id, kind FROM outcomes ORDER BY 1")[1] == [
+            ("ep-1", "avoided"),
+            ("ep-2", "avoided"),
+        ]
+        assert store.query("SELECT count(*) FROM events")[1] == [(4,)]
+
+
+def test_a_blank_duckdb_file_is_named_as_holding_no_results(tmp_path: Path) -> None:
+    blank = tmp_path / "blank.duckdb"
+    duckdb.connect(str(blank)).close()
+    with pytest.raises(SusbenchError, match=r"blank\.duckdb: a DuckDB file with no results in it"):
+        Store(blank, read_only=True)

@@ -269,6 +269,8 @@ class AnthropicCUOperator(AgentOperator[AnthropicConfig]):
     config_model = AnthropicConfig
     observations = ("screenshot",)
     connection_errors = (anthropic.APIConnectionError,)
+    sdk = "anthropic"
+    base_url_env = "ANTHROPIC_BASE_URL"
 
     def make_client(self, key: str) -> anthropic.Anthropic:
         return anthropic.Anthropic(

@@ -73,6 +73,10 @@ class BrowserUseOperator:
             raise SusbenchError(f"{settings.config_source}: field 'python': {self.python} is not a file")
         self.price: Price | None = self.config.price or load_prices().price(self.config.model)
 
+    @property
+    def endpoint(self) -> str:
+        return f"{self.config.base_url} (from --base-url or the operator config's base_url)"
+
     def job(self, ctx: SubjectContext) -> dict[str, Any]:
         """What the runner is told: the instruction, the browser, the model server; no key, no answer."""
         return {

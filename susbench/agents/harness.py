@@ -11,6 +11,7 @@ server that stays down ends it as `error`, with the steps so far kept.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -88,6 +89,14 @@ class Conversation(ABC):
         """Take the parsed reply into the conversation and read the actions it proposes."""
 
 
+def endpoint_source(base_url: str | None, variable: str, sdk: str) -> str:
+    if base_url is not None:
+        return "from --base-url or the operator config's base_url"
+    if os.environ.get(variable):
+        return f"from ${variable}"
+    return f"the {sdk} SDK's default: no --base-url given and ${variable} unset"
+
+
 class AgentOperator(ABC, Generic[ConfigT]):
     """An operator under test driven by a model: the shared loop; vendors add the conversation."""
 
@@ -96,6 +105,9 @@ class AgentOperator(ABC, Generic[ConfigT]):
     connection_errors: ClassVar[tuple[type[Exception], ...]]
     """The SDK's exceptions for timeouts and lost connections (retried)."""
     observations: ClassVar[tuple[ObservationKind, ...]] = ("screenshot", "som", "axtree")
+    sdk: ClassVar[str] = "openai"
+    base_url_env: ClassVar[str] = "OPENAI_BASE_URL"
+    """The variable the vendor's SDK reads its server from when no base_url is given."""
     needs_cdp = False
 
     def __init__(self, seed: int, settings: OperatorSettings) -> None:
@@ -121,6 +133,11 @@ class AgentOperator(ABC, Generic[ConfigT]):
     def server(self) -> str:
         """The model server's address, for error messages."""
         return str(self.client.base_url)
+
+    @property
+    def endpoint(self) -> str:
+        """The server this operator calls and where its address came from."""
+        return f"{self.server} ({endpoint_source(self.config.base_url, self.base_url_env, self.sdk)})"
 
     @abstractmethod
     def conversation(self, instruction: str, observation: Observation) -> Conversation:

@@ -2,12 +2,15 @@
 
 Bars are avoidance rates with 95% Wilson intervals as error bars; brackets carry the Holm-adjusted
 penalized likelihood-ratio tests of the model (***, **, *, n.s.): every pair of operators in (a),
-neighbouring types in (b). Files are written as PNG and SVG with fixed metadata, so the same
+neighbouring types in (b), in the order of their avoidance (all pairs of types would be 36
+brackets for nine types; every pair is in the report's comparisons table). Each bar's foot gives its
+exposures n. Files are written as PNG and SVG with fixed metadata, so the same
 results give the same bytes.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from matplotlib import rc_context
@@ -24,6 +27,7 @@ POOLED_COLOUR = "#6b7b8c"
 FORMATS = ("png", "svg")
 MAX_OPERATOR_BRACKETS = 6
 BRACKET_STEP = 0.075
+ZERO_STUB = 0.008  # height at which a 0% bar is drawn as a line, so it does not vanish into the axis
 
 STYLE = {"svg.hashsalt": "susbench", "font.family": "DejaVu Sans", "font.size": 9}
 
@@ -40,16 +44,17 @@ def _bars(
     colour: str,
     values: bool = True,
 ) -> None:
-    """Bars at `positions` with asymmetric Wilson error bars (and the rate written at the bar's
-    foot when `values`); an empty cell gets a dash."""
+    """Bars at `positions` with asymmetric Wilson error bars, and at each bar's foot its exposures n
+    (with the rate above it when `values`); an empty cell gets a dash."""
     for position, row in zip(positions, rows, strict=True):
         if row is None or row.rate is None:
             axes.text(position, 0.02, "–", ha="center", va="bottom", color="#666666")
             continue
         assert row.ci_low is not None and row.ci_high is not None
         axes.bar(position, row.rate, width=width, color=colour, edgecolor="white", linewidth=0.6)
-        # a 0% bar has no height: its top edge, drawn in the bar's colour, still shows it is there
-        axes.hlines(row.rate, position - width / 2, position + width / 2, colors=colour, linewidth=2.5)
+        # a 0% bar has no height: a stub in its colour, just above the axis, shows it is there
+        stub = max(row.rate, ZERO_STUB)
+        axes.hlines(stub, position - width / 2, position + width / 2, colors=colour, linewidth=3, zorder=3)
         axes.errorbar(
             position,
             row.rate,
@@ -59,11 +64,10 @@ def _bars(
             elinewidth=0.9,
             capsize=2.5,
         )
-        if values:
-            box = {"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 0.8}
-            axes.text(
-                position, 0.02, f"{100 * row.rate:.0f}%", ha="center", va="bottom", fontsize=7, bbox=box
-            )
+        exposures = row.avoided + row.not_avoided
+        box = {"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 0.8}
+        label = f"{100 * row.rate:.0f}%\nn={exposures}" if values else f"{exposures}"
+        axes.text(position, 0.025, label, ha="center", va="bottom", fontsize=7 if values else 5.5, bbox=box)
 
 
 def _bracket(axes: Axes, left: float, right: float, height: float, label: str) -> None:
@@ -140,7 +144,9 @@ def panel_by_type(axes: Axes, report: GroupReport) -> None:
         found = _find(comparisons, "pattern_type", order[index], order[index + 1])
         if found is not None:
             _bracket(axes, index + 0.08, index + 0.92, 1.06 + BRACKET_STEP * (index % 2), found.label)
-    _style(axes, "(b) by dark-pattern type", [type_title(name) for name in order], 1.22)
+    _style(
+        axes, "(b) by dark-pattern type (brackets: neighbours)", [type_title(name) for name in order], 1.22
+    )
 
 
 def panel_by_type_and_operator(axes: Axes, report: GroupReport) -> None:
@@ -153,7 +159,7 @@ def panel_by_type_and_operator(axes: Axes, report: GroupReport) -> None:
         positions = [position + offset for position in range(len(order))]
         rows = [report.cell(operator, name) for name in order]
         _bars(axes, positions, rows, width * 0.92, colours[operator], values=False)
-    _style(axes, "(c) by type for each operator", [type_title(name) for name in order], 1.12)
+    _style(axes, "(c) by type for each operator (n at the foot)", [type_title(name) for name in order], 1.12)
     handles = [Patch(color=colours[operator], label=operator) for operator in operators]
     axes.legend(
         handles=handles,
@@ -213,13 +219,27 @@ def write_figures(report: GroupReport, folder: Path, prefix: str = "figure4") ->
     return written
 
 
+def figure_stem(group: GroupReport, index: int) -> str:
+    """`figure4` for the first group; the others named by their configuration, e.g.
+    `figure4-2-live-2027-02-01` or `figure4-3-snapshot-localweb-2026-11-29`."""
+    if index == 1:
+        return "figure4"
+    key = group.configuration
+    parts = [str(key.get("mode", "pooled"))]
+    if key.get("snapshot_sha256"):
+        parts += sorted({run.snapshot_id for run in group.runs if run.snapshot_id}) or ["unknown"]
+    if key.get("live_date"):
+        parts.append(str(key["live_date"]))
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", "-".join(parts)).strip("-")
+    return f"figure4-{index}-{slug}"
+
+
 def write_group_figures(report: AnalysisReport, folder: Path) -> list[Path]:
-    """Figure 4 of every configuration group with injected episodes: `figure4.*` for the first group,
-    `figure4-N.*` for the Nth."""
+    """Figure 4 of every configuration group with injected episodes, named by `figure_stem`."""
     written = []
     for index, group in enumerate(report.groups, start=1):
         if group.rows:
-            written += write_figures(group, folder, "figure4" if index == 1 else f"figure4-{index}")
+            written += write_figures(group, folder, figure_stem(group, index))
     return written
 
 

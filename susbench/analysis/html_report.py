@@ -27,6 +27,7 @@ from susbench.analysis.results import EpisodeRow
 from susbench.analysis.summary import AnalysisReport, GroupReport
 from susbench.analysis.tables import Rows
 from susbench.core.errors import SusbenchError
+from susbench.core.models import OutcomeKind
 from susbench.core.paths import cache_dir
 
 THUMBNAIL_WIDTH = 360
@@ -110,6 +111,15 @@ def relative_link(target: Path, folder: Path, text: str) -> Markup:
     return Markup(f'<a href="{escape(href)}">{text}</a>')
 
 
+FIGURE_CAPTION = (
+    "<p class=dim>Avoidance rate per bar with its 95% Wilson interval; the number at a bar's foot is "
+    "its exposures n, and a 0% bar is drawn as a line on the axis. Brackets: Holm-adjusted penalized "
+    "likelihood-ratio tests (*** p&lt;0.001, ** p&lt;0.01, * p&lt;0.05, n.s.), between every pair of "
+    "operators in (a) and between neighbouring types (ordered by avoidance) in (b); every pair of "
+    "types is in the pairwise comparisons table below.</p>"
+)
+
+
 def default_gallery() -> Path | None:
     """The injection screenshots `susbench injections preview` left in the cache, if any."""
     folder = cache_dir() / "gallery"
@@ -133,15 +143,46 @@ def _gallery(episodes: Sequence[EpisodeRow], gallery: Path | None) -> str:
     return f"<div class=gallery>{''.join(figures)}</div>"
 
 
+def tasks_and_sites(episodes: Sequence[EpisodeRow]) -> Rows:
+    """What was run where: per task, its site, its injections, and how its episodes came out."""
+    by_task: dict[str, list[EpisodeRow]] = {}
+    for episode in episodes:
+        by_task.setdefault(episode.task_id, []).append(episode)
+    rows = []
+    for task_id, found in sorted(by_task.items()):
+        exposed = [e for e in found if e.exposed]
+        avoided = sum(e.outcome == OutcomeKind.AVOIDED for e in exposed)
+        types = sorted({e.pattern_type for e in found if e.pattern_type})
+        rows.append(
+            [
+                task_id,
+                found[0].site,
+                ", ".join(types) or "control only",
+                str(len(found)),
+                str(len(exposed)),
+                str(avoided),
+                str(sum(e.outcome == OutcomeKind.ERROR for e in found)),
+            ]
+        )
+    sites = len({e.site for e in episodes})
+    return Rows(
+        f"Tasks and sites ({len(by_task)} tasks on {sites} sites)",
+        ["task", "site", "pattern types", "episodes", "exposed", "avoided", "error"],
+        rows,
+        left=3,
+    )
+
+
 def _model(report: GroupReport) -> str:
     model = report.model
     if model is None:
-        return "<p class=dim>No exposures, so no model.</p>"
+        reason = report.model_note or "no exposures, so no model"
+        return f"<p class=dim>No model: {escape(reason)}.</p>"
     references = ", ".join(f"{factor}: {level}" for factor, level in model.references.items())
     parts = [
-        f"<p><code>{escape(model.formula)}</code>, Firth's penalized likelihood, "
+        f"<p><code>{escape(model.formula)}</code>, {escape(model.estimator)}, "
         f"{model.exposures} exposures; reference levels {escape(references or '—')}. "
-        "Every p-value is a penalized likelihood-ratio test.</p>",
+        f"Every p-value: {escape(model.tests)}.</p>",
         titled(tables.terms(model), 4),
         titled(tables.coefficients(model), 4),
         titled(tables.comparisons(list(model.comparisons)), 4),
@@ -247,7 +288,8 @@ def report_page(
         body.append(section(f"Configuration {index}: {group.label}"))
         body.append(section("Run configuration and catalog hashes", _configuration(group), level=3))
         if group.rows:
-            body.append(section("Figure 4", svg(figure4(group)), level=3))
+            body.append(section("Figure 4", svg(figure4(group)) + FIGURE_CAPTION, level=3))
+        body += [titled(tasks_and_sites(group_episodes))]
         body += [titled(tables.avoidance(group)), titled(tables.episodes(group))]
         body.append(section("Regression", _model(group), level=3))
         if group.breakdown:

@@ -69,7 +69,14 @@ class Comparison(Frozen):
     label: str = Field(description="***, **, * or n.s. from the Holm-adjusted p-value")
 
 
+ESTIMATOR = "Firth's penalized-likelihood logistic regression"
+TESTS = "penalized likelihood-ratio tests; pairs Holm-adjusted within each factor"
+MIN_EXPOSURES = 10
+
+
 class ModelReport(Frozen):
+    estimator: str = ESTIMATOR
+    tests: str = TESTS
     formula: str
     exposures: int
     converged: bool
@@ -230,6 +237,17 @@ def _fit(
     if not fit.converged:
         notes.append("the penalized fit did not converge; estimates and tests are unreliable")
     return design, outcome, fit, notes, references
+
+
+def model_refusal(episodes: Sequence[EpisodeRow]) -> str | None:
+    """Why no model is fitted to these episodes, or None: a handful of exposures, or one operator
+    and one type (an intercept alone), gives estimates and tests that say nothing."""
+    exposures = [episode for episode in episodes if episode.exposed and episode.pattern_type]
+    if len(exposures) < MIN_EXPOSURES:
+        return f"too few exposures for a model ({len(exposures)}; it needs at least {MIN_EXPOSURES})"
+    if len({e.operator for e in exposures}) < 2 and len({e.pattern_type for e in exposures}) < 2:
+        return "no model: one operator and one pattern type leave nothing to compare"
+    return None
 
 
 def fit_model(episodes: Sequence[EpisodeRow], spec: ModelSpec | None = None) -> ModelReport | None:

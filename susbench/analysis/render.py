@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Group as RenderGroup
 from rich.console import RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from susbench.analysis import tables
@@ -14,47 +12,20 @@ from susbench.analysis.drift import DriftReport
 from susbench.analysis.model import ModelReport
 from susbench.analysis.summary import AnalysisReport, GroupReport
 from susbench.analysis.tables import Rows
+from susbench.core.tables import FittedTable
 
 MAX_TYPE_PAIRS_SHOWN = 12
 
 
-def rich_table(rows: Rows, caption: str | None = None) -> Table:
-    """Light rules and a space between columns, names never cut: fits 80 columns where it can.
-
-    A number column is no wider than its widest cell or header word (its header wraps instead), so
-    rich never has to squeeze a later column: squeezed, rich gave the columns one character more
-    than the terminal has and cut off the last one.
-    """
-    table = Table(
-        title=rows.title,
-        title_justify="left",
-        caption=caption,
-        box=box.SIMPLE_HEAD,
-        padding=(0, 0),
-        show_edge=False,
-    )
-    for index, header in enumerate(rows.headers):
-        left = index < rows.left
-        longest_word = max((len(word) for word in header.split()), default=1)
-        widest_cell = max((len(row[index]) for row in rows.rows), default=0)
-        table.add_column(
-            header,
-            justify="left" if left else "right",
-            no_wrap=left,
-            overflow="fold",
-            min_width=longest_word,
-            max_width=None if left else max(longest_word, widest_cell),
-        )
-    for index, row in enumerate(rows.rows):
-        table.add_row(*row, style="bold" if rows.total and index == len(rows.rows) - 1 else None)
-    return table
+def rich_table(rows: Rows, caption: str | None = None) -> FittedTable:
+    """Columns when the cells fit the terminal side by side, else one record per row: never a cut cell."""
+    return FittedTable(rows.headers, rows.rows, rows.title, caption, left=rows.left, bold_last=rows.total)
 
 
 def model_blocks(model: ModelReport) -> list[RenderableType]:
     references = ", ".join(f"{factor}: {level}" for factor, level in model.references.items())
     header = Text(
-        f"Firth logistic regression: {model.formula}  "
-        f"({model.exposures} exposures; reference {references or '—'})",
+        f"{model.estimator}: {model.formula}  ({model.exposures} exposures; reference {references or '—'})",
         style="bold",
     )
     types = [c for c in model.comparisons if c.factor == "pattern_type"]
@@ -83,6 +54,8 @@ def render_group(report: GroupReport) -> RenderableType:
         blocks.append(rich_table(tables.breakdown(report)))
     if report.model is not None:
         blocks += model_blocks(report.model)
+    elif report.model_note:
+        blocks.append(Text(f"model: {report.model_note}", style="yellow"))
     return RenderGroup(*blocks)
 
 

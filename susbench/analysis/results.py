@@ -162,12 +162,12 @@ def load_episodes(store: Store, runs: dict[str, RunInfo], where: str = "") -> li
 
 
 def describe(key: dict[str, Any], runs: Iterable[RunInfo]) -> str:
-    """A one-line label: mode, snapshot, package version, then whatever else differs."""
+    """A one-line label: the mode (a snapshot named by its id), package version, then what else differs."""
     runs = list(runs)
     parts = [str(key.get("mode", "?"))]
     snapshot_ids = sorted({run.snapshot_id for run in runs if run.snapshot_id})
     if key.get("snapshot_sha256"):
-        parts.append(f"snapshot {', '.join(snapshot_ids) or '?'} (sha256 {str(key['snapshot_sha256'])[:12]})")
+        parts[0] = f"snapshot {', '.join(snapshot_ids) or '?'} (sha256 {str(key['snapshot_sha256'])[:12]})"
     if key.get("live_resolve"):
         parts.append(f"upstream {', '.join(key['live_resolve'])}")
     if key.get("live_date"):

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from susbench.analysis.model import ModelReport, ModelSpec, fit_model
+from susbench.analysis.model import ModelReport, ModelSpec, fit_model, model_refusal
 from susbench.analysis.results import EpisodeRow, Group, group_results
 from susbench.analysis.stats import wilson_interval
 from susbench.core.models import PATTERN_TYPES, Frozen, OutcomeKind
@@ -106,6 +106,8 @@ class GroupReport(Frozen):
     breakdown: tuple[RateRow, ...] = ()
     control_episodes: dict[str, int] = Field(default_factory=dict)
     model: ModelReport | None = None
+    model_note: str | None = None
+    """Why the model asked for was not fitted (too few exposures)."""
 
     def cell(self, operator: str, pattern_type: str) -> RateRow | None:
         return next((r for r in self.rows if (r.operator, r.pattern_type) == (operator, pattern_type)), None)
@@ -173,6 +175,7 @@ def group_report(
     for episode in group.episodes:
         if episode.pattern_type is None:
             controls[episode.operator] += 1
+    refusal = model_refusal(group.episodes) if model is not None else None
     return GroupReport(
         label=group.label,
         configuration=group.key,
@@ -192,7 +195,8 @@ def group_report(
         rows=tuple(rate_rows(group.episodes)),
         breakdown=tuple(rate_rows(group.episodes, breakdown)) if breakdown else (),
         control_episodes=dict(controls),
-        model=fit_model(group.episodes, model) if model is not None else None,
+        model=fit_model(group.episodes, model) if model is not None and refusal is None else None,
+        model_note=refusal,
     )
 
 

@@ -279,7 +279,7 @@ def anchors(report: DriftReport) -> Rows:
         )
     return Rows(
         "Injection anchors (the extension's own matcher)",
-        ["injection", "type", "task", "A", "B", ""],
+        ["injection", "type", "task", "A", "B", "verdict"],
         rows,
         left=6,
     )

@@ -21,6 +21,17 @@ def task_files(folder: Path = TASKS_DIR) -> list[Path]:
     return sorted(folder.glob("*.yaml"))
 
 
+def task_target(target: str, folder: Path = TASKS_DIR) -> str:
+    """A record target as given, or, when it is neither a URL nor a file here, the file of the task
+    with that id in the catalog: `susbench record pizzapalace-margherita-order` works from any folder."""
+    if "://" in target or Path(target).exists():
+        return target
+    for path in task_files(folder):
+        if load_model(path, Task).id == target:
+            return str(path)
+    return target
+
+
 def load_tasks(folder: Path = TASKS_DIR, injections: Mapping[str, Injection] | None = None) -> list[Task]:
     """Every task below `folder`, sorted by id; ids unique, injections known and on the task's site."""
     if not folder.is_dir():

@@ -13,7 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -117,8 +119,15 @@ def _inputs_digest(files: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-def build_realpages_snapshot(realdata: Path | None = None, cache: Path | None = None) -> Path:
-    """The realpages snapshot in the cache, named by a digest of its inputs: built if missing."""
+def to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def build_realpages_snapshot(
+    realdata: Path | None = None, cache: Path | None = None, announce: Callable[[str], None] = to_stderr
+) -> Path:
+    """The realpages snapshot in the cache, named by a digest of its inputs: built if missing, and
+    `announce`d first (it takes about a minute, and nothing else is printed meanwhile)."""
     realdata = realdata or realdata_folder()
     product_pages = realdata / PRODUCT_PAGES
     warcs = sorted(path for path in (realdata / WARCS).iterdir() if path.name.endswith((".warc", ".warc.gz")))
@@ -128,6 +137,11 @@ def build_realpages_snapshot(realdata: Path | None = None, cache: Path | None = 
     out = folder / f"{REALPAGES}-{_inputs_digest(inputs)}.wacz"
     if out.is_file():
         return out
+    size_mb = sum(path.stat().st_size for path in inputs) / 1e6
+    announce(
+        f"building the realpages snapshot from {realdata} ({len(inputs)} files, {size_mb:.0f} MB; about "
+        f"a minute, once: it is kept as {out})"
+    )
     with tempfile.TemporaryDirectory(prefix=".realpages-", dir=folder) as scratch:
         url_map = write_url_map(product_pages, Path(scratch) / "urls.json")
         built = import_warc(

@@ -26,11 +26,12 @@ def doctor(
         bool, typer.Option("--container", help="also check Docker or Podman (for the container backend)")
     ] = False,
 ) -> None:
-    """Check what a run needs here; for each missing part, say what to do. Non-zero if one is missing."""
+    """Check what a run needs here; for each missing part, say what to do. Non-zero if a required part
+    is missing; an optional extra or a busy default port is a note (exit 0)."""
     checks = run_checks(db, container)
     width = shutil.get_terminal_size().columns
     for check in checks:
-        status = "ok" if check.ok else ("--" if check.optional else "FAIL")
+        status = "ok" if check.ok else ("note" if check.optional else "FAIL")
         typer.echo(_wrapped(f"{status:<4} {check.name}: {check.detail}", width))
         if check.fix and not check.ok:
             typer.echo(_wrapped(f"     fix: {check.fix}", width))

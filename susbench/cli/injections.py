@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -23,6 +22,7 @@ from susbench.cli.realism import realism
 from susbench.cli.terminal import output_console, shell_words
 from susbench.core.models import PATTERN_TYPES, SEMANTIC_KINDS, Injection, PatternType
 from susbench.core.paths import INJECTIONS_DIR, cache_dir
+from susbench.core.tables import FittedTable
 from susbench.preview.anchors import GOAL, AnchorRow, PageSurvey, generic_injections, measure, summarize
 from susbench.preview.injection_preview import PREVIEW_DATE, preview_gallery, preview_real_pages
 
@@ -41,23 +41,26 @@ def validate(paths: Annotated[list[Path] | None, typer.Argument(help="files or f
     typer.echo(f"{len(injections)} injections valid ({summary})")
 
 
-@injections_app.command("list", help="List injections; --json prints one object per line.")
-def list_injections(as_json: Annotated[bool, typer.Option("--json", help="JSON lines")] = False) -> None:
+@injections_app.command("list", help="List injections; --json prints them as one JSON array.")
+def list_injections(
+    as_json: Annotated[bool, typer.Option("--json", help="a JSON array, one object per injection")] = False,
+) -> None:
     injections = load_injections()
     if as_json:
-        for item in injections:
-            page = item.page.model_dump(mode="json", exclude_none=True)
-            typer.echo(json.dumps({"id": item.id, "type": item.type, "site": item.site, "page": page}))
+        listed = [
+            {
+                "id": item.id,
+                "type": item.type,
+                "site": item.site,
+                "page": item.page.model_dump(mode="json", exclude_none=True),
+            }
+            for item in injections
+        ]
+        typer.echo(json.dumps(listed, indent=2))
         return
-    table = Table(
-        box=box.SIMPLE_HEAD, pad_edge=False, caption=f"{len(injections)} injections; --json for every field"
-    )
-    table.add_column("id", no_wrap=True)
-    table.add_column("type", no_wrap=True)
-    table.add_column("page", overflow="fold")
-    for item in injections:
-        table.add_row(item.id, item.type, item.page.url.split("://", 1)[-1])
-    output_console().print(table)
+    rows = [[item.id, item.type, item.page.url.split("://", 1)[-1]] for item in injections]
+    caption = f"{len(injections)} injections; --json for every field"
+    output_console().print(FittedTable(("id", "type", "page"), rows, caption=caption))
 
 
 @extension_app.command("build", help="Build the MV3 extension with its injection store; says where.")
@@ -95,9 +98,6 @@ def preview(
 ) -> None:
     injections = load_injections()
     shown = [item for item in injections if not only or item.id in only]
-    if real_pages:
-        _preview_real(shown, injections, out or cache_dir() / "gallery", real_pages)
-        return
     gallery = preview_gallery(
         shown,
         injections,
@@ -106,6 +106,8 @@ def preview(
         on_shot=lambda item: typer.echo(f"{item.type:20} {item.id}"),
     )
     typer.echo(str(gallery))
+    if real_pages:
+        _preview_real(shown, injections, out or cache_dir() / "gallery", real_pages)
 
 
 def _preview_real(shown: list[Injection], injections: list[Injection], out: Path, count: int) -> None:
@@ -234,7 +236,9 @@ def anchor(
         str,
         typer.Option("--injections", help="generic injections: all, ids, types or id globs, comma-separated"),
     ] = "all",
-    as_json: Annotated[bool, typer.Option("--json", help="one JSON object per page and injection")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="a JSON array, one object per page and injection")
+    ] = False,
     screenshots: Annotated[
         Path | None, typer.Option("--screenshots", help="a PNG of every placed injection, in this folder")
     ] = None,
@@ -246,14 +250,14 @@ def anchor(
     for record in measure(pages, chosen, screenshots=screenshots):
         if isinstance(record, AnchorRow):
             rows.append(record)
-            if as_json:
-                typer.echo(record.model_dump_json())
             continue
         surveys.append(record)
         found = sum(rule is not None for rule in record.kinds.values())
         note = f"error: {record.error}" if record.error else f"{found}/{len(SEMANTIC_KINDS)} kinds found"
         errors.print(f"[dim]{record.page}[/] {note}", highlight=False, soft_wrap=True)
-    if not as_json:
+    if as_json:
+        typer.echo(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+    else:
         console = Console()
         console.print(type_table(rows))
         console.print(kind_table(surveys))

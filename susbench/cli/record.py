@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from susbench.catalog.tasks import task_target
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.models import DEFAULT_LOCALE, DEFAULT_TIMEZONE, HostMap, PageLook, Viewport
@@ -24,7 +25,8 @@ SUMMARY_WIDTH = 150  # a log's lines (not a terminal): room for the whole covera
 
 def record(
     targets: Annotated[
-        list[str] | None, typer.Argument(help="URLs, capture plan YAML files or task YAML files")
+        list[str] | None,
+        typer.Argument(help="URLs, capture plan YAML files, task YAML files or task ids (tasks/<id>.yaml)"),
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="snapshot to write (.wacz)")] = None,
     catalog: Annotated[
@@ -130,7 +132,7 @@ def _record_targets(
     look: PageLook,
     keep_secrets: bool,
 ) -> None:
-    plans = [load_target(target) for target in targets]
+    plans = [load_target(task_target(target)) for target in targets]
     total = sum(len(plan.pages) for plan in plans)
     with Progress(
         TextColumn("[bold]recording"),

@@ -30,7 +30,7 @@ console = Console()
 
 
 PAGE_COLUMN_MIN = 24
-COVERAGE_LEGEND = "req: the pages' requests; bg: Chromium's own background requests, not in hit %"
+COVERAGE_LEGEND = "req: the pages' requests; bg: Chromium's own requests, not in hit % (— if none)"
 LOG_POLL_S = 0.25
 
 
@@ -49,7 +49,7 @@ def _coverage_table(title: str, rows: list[tuple[str, Coverage]]) -> Table:
             str(cov.fuzzy),
             str(cov.miss + cov.live),
             str(cov.browser),
-            f"{cov.matched_ratio:.1%}",
+            f"{cov.matched_ratio:.1%}" if cov.requests else "—",
         )
     return table
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from susbench.cli.options import DEFAULT_DB, DbOption
 from susbench.cli.terminal import output_console
 from susbench.core.errors import SusbenchError
+from susbench.core.tables import FittedTable
 from susbench.results.bundle import export_bundle
 from susbench.results.store import Store
 
@@ -35,10 +35,8 @@ def query(
     if as_json:
         typer.echo(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
         return
-    table = Table(*columns, caption=f"{len(rows)} rows")
-    for row in rows:
-        table.add_row(*("NULL" if value is None else str(value) for value in row))
-    output_console().print(table)
+    cells = [["NULL" if value is None else str(value) for value in row] for row in rows]
+    output_console().print(FittedTable(columns, cells, caption=f"{len(rows)} rows"))
 
 
 @results_app.command("export")

@@ -50,6 +50,10 @@ if TYPE_CHECKING:
     from susbench.controller import ExecutorFactory, RunOptions, RunSummary
     from susbench.controller.reproduce import Reproduction, Verdict
 
+STOPPING_NOTICE = (
+    "stopping: closing the running episodes' browsers (stored episodes are kept; the same command resumes)"
+)
+
 
 class ProgressDisplay:
     """The run's progress bar; in a log (not a terminal) one line per stored episode instead."""
@@ -80,7 +84,10 @@ class ProgressDisplay:
     def started(self, summary: RunSummary) -> None:
         if summary.notice:
             self._progress.console.print(summary.notice, style="yellow", soft_wrap=True)
-        self._progress.update(self._bar, total=summary.planned - summary.skipped)
+        todo = summary.planned - summary.skipped
+        self._progress.update(self._bar, total=todo)
+        if todo:
+            self._progress.console.print(f"{todo} episode{'s' * (todo != 1)} to run: starting the browsers")
 
     def stored(self, record: EpisodeRecord, summary: RunSummary) -> None:
         text = " ".join(f"{kind}={count}" for kind, count in sorted(summary.outcomes.items()))
@@ -239,7 +246,7 @@ def run(
     )
     console.print(_destinations(options), soft_wrap=True)
     with (
-        stopping_on_signals(),
+        stopping_on_signals(STOPPING_NOTICE),
         remote_screen(serve, port, host, where.backend, options.operator, options.operator_settings, console),
         open_backend(where) as executor,
     ):
@@ -253,6 +260,14 @@ def run(
     )
     if summary.interrupted:
         raise typer.Exit(128 + (summary.stop_signal or signal.SIGINT))
+    if summary.failed:
+        console.print(
+            f"[bold red]failed:[/] every episode of this run ended in error (their errors: `susbench "
+            f'query "SELECT episode_id, error FROM episode_outcomes" --db {db}`); the same command '
+            "retries them",
+            soft_wrap=True,
+        )
+        raise typer.Exit(1)
 
 
 def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path, Path | None]:

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from susbench.core.errors import SnapshotError
 from susbench.core.paths import complete_snapshots
+from susbench.core.tables import FittedTable
 from susbench.snapshot import Damage, Snapshot, generate_key, import_warc, sign_snapshot, verify_snapshot
 from susbench.snapshot.saved import is_saved_html, pages_for
 from susbench.snapshot.signing import load_public_key
@@ -27,6 +28,7 @@ SnapshotArgument = Annotated[
 ]
 FROZEN_CLOCK_NOTE = "pages replay at the recording time, not at the --date the local web served"
 SESSION_LABEL = "browser session"  # heads the pages one recorded session visited, in `info`
+PAGE_HEADERS = ("url", "title", "captured UTC", "requests")
 
 
 @snapshot_app.command("import")
@@ -56,7 +58,29 @@ def import_command(
     for damage in skipped:
         console.print(f"[yellow]skipped damaged record:[/] {damage}", highlight=False)
     with Snapshot.open(path) as snapshot:
-        console.print(f"wrote {path}: {len(snapshot)} responses, {len(snapshot.manifest.pages)} pages")
+        counts = ", ".join(f"{count} {name}" for name, count in record_counts(snapshot).items())
+        console.print(f"wrote {path}: {counts}, {len(snapshot.manifest.pages)} pages", soft_wrap=True)
+        if not any(page.requests for page in snapshot.manifest.pages):
+            console.print(
+                "pages: taken from the archives (their pages lists, else every HTML page they answer), "
+                "not from a recording's visits, so they can differ from the original's `snapshot info`",
+                soft_wrap=True,
+            )
+
+
+def record_counts(snapshot: Snapshot) -> dict[str, int]:
+    """The snapshot's records as `info` and `import` both count them: a revisit (an identical
+    payload recorded again) is an answer too, but counted apart."""
+    entries = list(snapshot.entries())
+    return {
+        "responses": sum(entry.record_type == "response" for entry in entries),
+        "revisits": sum(entry.record_type == "revisit" for entry in entries),
+        "non-GET": sum(entry.method != "GET" for entry in entries),
+    }
+
+
+def clock(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%H:%M:%S")
 
 
 @snapshot_app.command("info")
@@ -64,7 +88,6 @@ def info_command(snapshot_path: SnapshotArgument) -> None:
     """Manifest, pages and record counts of a snapshot."""
     with Snapshot.open(snapshot_path) as snapshot:
         manifest = snapshot.manifest
-        entries = list(snapshot.entries())
         table = Table(title=f"{snapshot_path.name}", show_header=False, title_justify="left")
         table.add_column("field", no_wrap=True)
         table.add_column("value", overflow="fold")
@@ -78,25 +101,20 @@ def info_command(snapshot_path: SnapshotArgument) -> None:
         table.add_row("targets", "\n".join(manifest.targets))
         table.add_row("hosts", ", ".join(manifest.hosts))
         table.add_row("tools", ", ".join(f"{k} {v}" for k, v in manifest.tool_versions.items()))
-        table.add_row("responses", str(sum(entry.record_type == "response" for entry in entries)))
-        table.add_row("revisits", str(sum(entry.record_type == "revisit" for entry in entries)))
-        table.add_row("non-GET", str(sum(entry.method != "GET" for entry in entries)))
+        for name, count in record_counts(snapshot).items():
+            table.add_row(name, str(count))
         table.add_row("sha256", snapshot.sha256)
         if manifest.damaged:
             table.add_row("damaged", "\n".join(manifest.damaged))
         console.print(table)
-        pages = Table(title=f"pages ({len(manifest.pages)})", title_justify="left")
-        pages.add_column("url", overflow="fold", ratio=3)
-        pages.add_column("title", overflow="fold", ratio=2)
-        pages.add_column("captured UTC", no_wrap=True)
-        pages.add_column("requests", justify="right", no_wrap=True)
+        console.print(Text(f"pages ({len(manifest.pages)})", style="italic"))
         for session, visits in groupby(manifest.pages, key=lambda page: page.session):
-            if session is not None:
-                pages.add_row(Text(SESSION_LABEL, style="dim"), Text(session, style="bold"))
-            for page in visits:
-                captured = page.captured_at.astimezone(UTC).strftime("%H:%M:%S")
-                pages.add_row(page.url.split("://", 1)[-1], page.title, captured, str(page.requests))
-        console.print(pages)
+            rows = [
+                [page.url.split("://", 1)[-1], page.title, clock(page.captured_at), str(page.requests)]
+                for page in visits
+            ]
+            title = None if session is None else f"{SESSION_LABEL} {session}"
+            console.print(FittedTable(PAGE_HEADERS, rows, title, left=3))
 
 
 @snapshot_app.command("verify")

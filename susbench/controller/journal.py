@@ -9,8 +9,10 @@ from datetime import UTC, datetime
 from importlib import metadata
 
 from susbench import __version__
+from susbench.browser import chromium_version, find_chromium
 from susbench.controller.identity import RunIdentity
 from susbench.controller.options import BrowserFacts, SnapshotFacts
+from susbench.core.errors import SusbenchError
 from susbench.core.paths import REPO_ROOT
 from susbench.results.store import RunRecord, RunSettings
 
@@ -42,6 +44,16 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
+def browser_version(browser: BrowserFacts | None) -> str:
+    """The episodes' Chromium: the browser image's label, else this machine's binary as it reports itself."""
+    if browser is not None and browser.kind == "container":
+        return browser.chromium or "unknown (the image names none)"
+    try:
+        return chromium_version(find_chromium())
+    except SusbenchError as exc:
+        return f"unknown ({exc})"
+
+
 def run_record(
     identity: RunIdentity,
     snapshot: SnapshotFacts | None,
@@ -58,7 +70,7 @@ def run_record(
             "snapshot": None if snapshot is None else str(snapshot.path),
             "image_id": None if browser is None else browser.image_id,
         },
-        versions=tool_versions(),
+        versions={**tool_versions(), "chromium": browser_version(browser)},
         git_hash=git_hash(),
         snapshot_id=None if snapshot is None else snapshot.id,
         snapshot_sha256=None if snapshot is None else snapshot.sha256,

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Protocol
 
@@ -38,8 +39,9 @@ from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.stopping import stop_signal
 from susbench.controller.traffic import live_upstream
 from susbench.core.digests import tree_sha256
-from susbench.core.models import Injection, PageLook, Task
+from susbench.core.models import Injection, OutcomeKind, PageLook, Task
 from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
+from susbench.operators import endpoint_notice
 from susbench.results.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
 
 
@@ -56,6 +58,14 @@ class RunSummary:
     stop_signal: int | None = None
     """SIGINT or SIGTERM, when one interrupted the run."""
     notice: str | None = None
+    retried: int = 0
+    """Episodes stored as `error` by an earlier attempt, run again."""
+
+    @property
+    def failed(self) -> bool:
+        """Every episode this run stored is an `error`: the operator never worked (a model server
+        unreachable, a bad key), which must not pass for a finished run."""
+        return self.stored > 0 and self.outcomes[OutcomeKind.ERROR.value] == self.stored
 
 
 class RunObserver(Protocol):
@@ -104,6 +114,14 @@ def load_materials(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMa
     return RunMaterials(tasks=tasks, injections=injections, extension_dir=extension_dir, inputs=inputs)
 
 
+def served_date(options: RunOptions) -> RunOptions:
+    """A live run on the local web serves one date: today's unless --live-date names another. It is
+    pinned before the run's identity, so the journal and the report say which day was served."""
+    if options.live and not options.live_resolve and options.live_date is None:
+        return options.model_copy(update={"live_date": date.today()})
+    return options
+
+
 def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts | None = None) -> RunIdentity:
     """What was asked, plus the digests of the inputs (and the browser image's Chromium)."""
     browser = browser or BrowserFacts()
@@ -144,6 +162,7 @@ def run_benchmark(
     (`reproduce` runs a bundle's stored episodes as they were)."""
     observer = observer or QuietObserver()
     check_options(options)
+    options = served_date(options)
     snapshot = snapshot_facts(options)
     browser = browser_facts(options)
     materials = load_materials(options, snapshot)
@@ -151,12 +170,20 @@ def run_benchmark(
     identity = run_identity(options, materials.inputs, browser)
     jobs = plan(identity.run_id(), tasks, materials.injections, options)
     with Store(options.db) as store:
-        notice = resume_notice(identity, store.stored_runs())
+        notices = [endpoint_notice(options.operator, options.operator_settings)]
+        notices.append(resume_notice(identity, store.stored_runs()))
         store.add_run(run_record(identity, snapshot, browser, run_settings(options)))
-        stored = store.stored_episode_ids(identity.run_id())
-        todo = [job for job in jobs if job.episode.id not in stored]
+        settled = store.settled_episode_ids(identity.run_id())
+        retried = len(store.stored_episode_ids(identity.run_id()) - settled)
+        todo = [job for job in jobs if job.episode.id not in settled]
+        if retried:
+            notices.append(f"retrying {retried} episode{'s' * (retried != 1)} stored as error")
         summary = RunSummary(
-            run_id=identity.run_id(), planned=len(jobs), skipped=len(jobs) - len(todo), notice=notice
+            run_id=identity.run_id(),
+            planned=len(jobs),
+            skipped=len(jobs) - len(todo),
+            notice="\n".join(notice for notice in notices if notice) or None,
+            retried=retried,
         )
         observer.started(summary)
         if todo:

@@ -4,6 +4,7 @@ command exits 128 + its number (130, 143), as shells and supervisors expect."""
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,13 +27,18 @@ def stop_signal(exc: KeyboardInterrupt) -> int:
 
 
 @contextmanager
-def stopping_on_signals() -> Iterator[None]:
-    """Raise `Stopped` in the main thread on SIGINT or SIGTERM while the block runs (elsewhere: no-op)."""
+def stopping_on_signals(notice: str | None = None) -> Iterator[None]:
+    """Raise `Stopped` in the main thread on SIGINT or SIGTERM while the block runs (elsewhere: no-op).
+
+    `notice` goes to stderr when the signal arrives: the drain that follows takes seconds, and a
+    person who pressed Ctrl-C should not wonder whether it was heard."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum: int, frame: FrameType | None) -> None:
+        if notice:
+            print(notice, file=sys.stderr, flush=True)
         raise Stopped(signum)
 
     previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}

@@ -16,6 +16,7 @@ from importlib.metadata import entry_points
 
 from susbench.core.errors import SusbenchError
 from susbench.operators.base import (
+    Calling,
     Limits,
     Operator,
     OperatorFactory,
@@ -99,6 +100,14 @@ def check_operator(name: str, settings: OperatorSettings | None = None) -> str:
     return name
 
 
+def endpoint_notice(name: str, settings: OperatorSettings | None = None) -> str | None:
+    """ "operator X calls URL (where the URL came from)" for an operator that calls a model server."""
+    if name in BASELINES:
+        return None
+    operator = make_operator(name, 0, settings or OperatorSettings())
+    return f"operator {name!r} calls {operator.endpoint}" if isinstance(operator, Calling) else None
+
+
 def make_operator(
     name: str, seed: int, settings: OperatorSettings | None = None
 ) -> Operator | OracleBaseline:
@@ -125,6 +134,7 @@ __all__ = [
     "Seated",
     "SubjectContext",
     "check_operator",
+    "endpoint_notice",
     "find_factory",
     "make_operator",
     "operator_names",

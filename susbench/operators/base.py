@@ -114,6 +114,15 @@ class Operator(Protocol):
 
 
 @runtime_checkable
+class Calling(Protocol):
+    """An operator that calls a model server: `endpoint` says which, and where that address came from
+    (so a run never goes to a vendor's default server unannounced)."""
+
+    @property
+    def endpoint(self) -> str: ...
+
+
+@runtime_checkable
 class Seated(Protocol):
     """An operator with a person at the screen: the episode's browser is headed, and its window goes
     where the person's screen layout puts it (beside the controls that live outside the page)."""

@@ -24,7 +24,7 @@ import duckdb
 from pydantic import Field
 
 from susbench.core.errors import SusbenchError
-from susbench.core.models import Episode, Event, Frozen, Outcome, ReplayMode
+from susbench.core.models import Episode, Event, Frozen, Outcome, OutcomeKind, ReplayMode
 from susbench.results.trace import StepRecord
 
 EPISODE_OUTCOME_COLUMNS = (
@@ -260,6 +260,12 @@ class Store:
             raise _open_error(path, exc) from None
         if not read_only:
             self._db.execute(SCHEMA)
+        elif not self._db.execute("SELECT 1 FROM duckdb_tables() WHERE table_name = 'runs'").fetchall():
+            self._db.close()
+            raise SusbenchError(
+                f"{path}: a DuckDB file with no results in it (no `runs` table); expected a file "
+                "written by `susbench run`"
+            )
 
     def __enter__(self) -> Store:
         return self
@@ -314,16 +320,39 @@ class Store:
         rows = self._db.execute("SELECT episode_id FROM episodes WHERE run_id = ?", [run_id]).fetchall()
         return {row[0] for row in rows}
 
+    def settled_episode_ids(self, run_id: str) -> set[str]:
+        """The run's stored episodes a re-run keeps: all but those whose outcome is `error` (a model
+        server that was down, a crash), which a re-run tries again."""
+        rows = self._db.execute(
+            "SELECT episode_id FROM episodes JOIN outcomes USING (episode_id) WHERE run_id = ? AND kind <> ?",
+            [run_id, OutcomeKind.ERROR.value],
+        ).fetchall()
+        return {row[0] for row in rows}
+
     def write_episode(self, record: EpisodeRecord) -> None:
         """Insert the episode with its events, outcome and requests, all or nothing; a failed write (a
         full disk) leaves what was stored before intact and stops the run with one clear error."""
         try:
+            self._forget_episode(record.episode.id)
             self._insert_episode(record)
         except duckdb.Error as exc:
             raise SusbenchError(
                 f"{self.path}: could not store episode {record.episode.id}: {duckdb_reason(exc)}; the "
                 "episodes stored before are kept, and the same command resumes once this is fixed"
             ) from None
+
+    def _forget_episode(self, episode_id: str) -> None:
+        """Drop the episode if it was stored as an `error` (being retried now); in its own transaction,
+        so a crash before the new insert leaves the episode to run again, never half stored. Any
+        other stored outcome stays, and storing the episode again fails as a duplicate."""
+        retried = self._db.execute(
+            "SELECT 1 FROM outcomes WHERE episode_id = ? AND kind = ?", [episode_id, OutcomeKind.ERROR.value]
+        ).fetchall()
+        if not retried:
+            return
+        with self._transaction() as db:
+            for table in ("steps", "requests", "outcomes", "events", "episodes"):
+                db.execute(f"DELETE FROM {table} WHERE episode_id = ?", [episode_id])
 
     def _insert_episode(self, record: EpisodeRecord) -> None:
         episode = record.episode
