@@ -69,10 +69,17 @@ def study(
     command resumes it."""
     if ctx.invoked_subcommand is not None:
         return
-    from susbench.controller.stopping import stopping_on_signals
+    from susbench.controller.stopping import stop_signal, stopping_on_signals
     from susbench.errors import SusbenchError
     from susbench.people.questionnaire import DEFAULT_QUESTIONNAIRE
-    from susbench.study.session import DEFAULT_DEBRIEF, Study, StudyOptions, check_participant
+    from susbench.study.session import (
+        DEFAULT_DEBRIEF,
+        Study,
+        StudyOptions,
+        StudyResult,
+        check_participant,
+        session_line,
+    )
 
     if participant is None or consent is None:
         raise SusbenchError(
@@ -92,13 +99,12 @@ def study(
         db=db,
         episode_timeout_s=episode_timeout,
     )
-    with stopping_on_signals(), served_display(serve, port, host, console):
-        result = Study(options, say=lambda line: console.print(line, soft_wrap=True)).run()
-    console.print(
-        f"participant {result.participant}: {result.state}; {result.ran} tasks run now, {result.skipped} "
-        f"already done; results in {db} (tables study_sessions, responses; view study_responses)",
-        soft_wrap=True,
-    )
+    try:
+        with stopping_on_signals(), served_display(serve, port, host, console):
+            result = Study(options, say=lambda line: console.print(line, soft_wrap=True)).run()
+    except KeyboardInterrupt as exc:
+        result = StudyResult(participant=participant, state="not started", interrupted_by=stop_signal(exc))
+    console.print(session_line(result, db), soft_wrap=True)
     if result.interrupted_by is not None:
         raise typer.Exit(128 + result.interrupted_by)
 

@@ -117,6 +117,7 @@ def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts |
         browser=browser.kind,
         image=browser.image,
         image_chromium=browser.chromium,
+        study=options.study,
         **inputs.model_dump(),
     )
 
