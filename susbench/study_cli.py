@@ -125,21 +125,25 @@ def summary(
         return
     table = Table(
         "pattern type",
-        "participants",
+        "met it",
         "noticed",
         "share",
         "95% Wilson",
         "answers (yes)",
-        caption=f"participants: {found.participants}; noticed: answered {answer!r} to {question!r} "
-        "(practice left out)",
+        "never met it (said yes)",
+        caption=f"participants who met a pattern: {found.participants}; noticed: answered {answer!r} to "
+        f"{question!r} after a task where they met it (the extension decided it: avoided or not "
+        "avoided); practice left out",
     )
     for row in found.types:
+        shown = row.share is not None and row.low is not None and row.high is not None
         table.add_row(
             row.pattern_type,
             str(row.participants),
             str(row.noticed),
-            f"{row.share:.0%}",
-            f"{row.low:.0%}–{row.high:.0%}",
+            f"{row.share:.0%}" if shown else "—",
+            f"{row.low:.0%}–{row.high:.0%}" if shown else "—",
             f"{row.answers} ({row.yes_answers})",
+            f"{row.unexposed} ({row.unexposed_yes})",
         )
     output_console().print(table)
