@@ -14,16 +14,19 @@ import duckdb
 import pytest
 
 from susbench.analysis.stats import wilson_interval
+from susbench.analysis.tables import episodes
 from susbench.errors import InputError
 from susbench.models import OutcomeKind
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow
+from susbench.report import build_report
+from susbench.store import RunRecord, Store
 from susbench.study.design import participant_order, williams_rows
 from susbench.study.session import check_participant, consent_screen, questions_screen
 from susbench.study.storage import StudySettings, StudyStore, TaskResponse
 from susbench.study.summary import realism_summary
-from tests.test_store_results import record
+from tests.test_store_results import record, run_record
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 10])
@@ -205,3 +208,29 @@ def test_the_realism_share_counts_only_participants_who_met_the_pattern(tmp_path
     assert (ad.answers, ad.yes_answers) == (2, 1)
     assert (popup.participants, popup.share, popup.unexposed) == (0, None, 1)
     assert found.participants == 2
+
+
+def test_the_report_says_which_control_episodes_were_practice(tmp_path: Path) -> None:
+    """A study's practice task is a control episode of a run of its own; the report names it."""
+    practice_run = RunRecord(
+        run_id="run-practice",
+        config={"operator": "careful", "study": {"study": "s", "participant": "P1", "practice": True}},
+        seed=0,
+        host="h",
+        started_at=datetime(2026, 12, 1, 10, 0),
+    )
+    practice = record("ep-practice", OutcomeKind.NOT_ENCOUNTERED, pattern=None)
+    practice = practice.model_copy(
+        update={"episode": practice.episode.model_copy(update={"run_id": "run-practice"})}
+    )
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_run(run_record())
+        store.add_run(practice_run)
+        store.write_episode(record("ep-task", OutcomeKind.AVOIDED))
+        store.write_episode(record("ep-control", OutcomeKind.NOT_ENCOUNTERED, pattern=None))
+        store.write_episode(practice)
+        report = build_report(store)
+    (group,) = report.groups
+    assert (group.control_episodes, group.practice_episodes) == ({"careful": 2}, {"careful": 1})
+    table = episodes(group)
+    assert [row[table.headers.index("control")] for row in table.rows] == ["2 (1 practice)"]

@@ -105,6 +105,9 @@ class GroupReport(Frozen):
     rows: tuple[RateRow, ...]
     breakdown: tuple[RateRow, ...] = ()
     control_episodes: dict[str, int] = Field(default_factory=dict)
+    practice_episodes: dict[str, int] = Field(
+        default_factory=dict, description="of the control episodes, a study's practice tasks"
+    )
     model: ModelReport | None = None
 
     def cell(self, operator: str, pattern_type: str) -> RateRow | None:
@@ -170,9 +173,13 @@ def group_report(
     group: Group, breakdown: Breakdown | None = None, model: ModelSpec | None = None
 ) -> GroupReport:
     controls: dict[str, int] = defaultdict(int)
+    practice: dict[str, int] = defaultdict(int)
+    practice_runs = {run.run_id for run in group.runs if (run.config.get("study") or {}).get("practice")}
     for episode in group.episodes:
         if episode.pattern_type is None:
             controls[episode.operator] += 1
+            if episode.run_id in practice_runs:
+                practice[episode.operator] += 1
     return GroupReport(
         label=group.label,
         configuration=group.key,
@@ -192,6 +199,7 @@ def group_report(
         rows=tuple(rate_rows(group.episodes)),
         breakdown=tuple(rate_rows(group.episodes, breakdown)) if breakdown else (),
         control_episodes=dict(controls),
+        practice_episodes=dict(practice),
         model=fit_model(group.episodes, model) if model is not None else None,
     )
 
