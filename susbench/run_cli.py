@@ -156,19 +156,19 @@ def served_display(
     console: Console,
     check: Callable[[], None] = lambda: None,
 ) -> Iterator[None]:
-    """With --serve, this process's display is a remote seat; `check` runs on it, then its link is
-    printed once."""
+    """With --serve, this process's display is a remote seat; `check` runs on it, then its links
+    (one per address it listens on) are printed once, with how to send them off this machine."""
     if not serve:
         if port is not None or host is not None:
             raise SusbenchError("--port and --host belong to --serve; expected --serve with them")
         yield
         return
-    from susbench.people.remote import SeatOptions, serving_display
+    from susbench.people.remote import SeatOptions, seat_notice, serving_display
 
     seat = SeatOptions(host=host or SeatOptions().host, port=SeatOptions().port if port is None else port)
     with serving_display(seat) as opened:
         check()
-        console.print(f"participant's link: {opened.link}", soft_wrap=True, markup=False, highlight=False)
+        console.print(seat_notice(opened), soft_wrap=True, markup=False, highlight=False)
         yield
 
 

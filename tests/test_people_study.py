@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 from playwright.sync_api import Playwright
@@ -26,32 +25,26 @@ from susbench.analysis.stats import wilson_interval
 from susbench.models import Task
 from susbench.paths import REPO_ROOT
 from susbench.people.appwindow import Placement
-from susbench.people.questionnaire import load_questionnaire, read_text_file
-from susbench.people.study_window import StudyWindow, study_page
+from susbench.people.questionnaire import load_questionnaire
+from susbench.people.study_window import StudyWindow
 from susbench.store import Store
 from susbench.study.design import participant_order
 from susbench.study.session import (
-    DEFAULT_DEBRIEF,
-    break_screen,
-    consent_screen,
-    debrief_screen,
     questions_screen,
-    welcome_back_screen,
 )
 from tests.fixtures.people import (
     AWAY,
     CHOSEN,
+    CONSENT,
     SPY,
+    StudyPoints,
     Target,
     XInput,
     descendants,
-    done_on_screen,
-    points_in_window,
     seated_probe,
     still_running,
 )
 
-CONSENT = REPO_ROOT / "study" / "consent-example.txt"
 PRACTICE = "taskflow-storage-checkout"
 # per task: unusual (yes/no), what (free text), realism (1-5)
 ANSWERS = {
@@ -59,46 +52,6 @@ ANSWERS = {
     "taskflow-enterprise-cart": ("no", "", "5"),
     PRACTICE: ("no", "", "4"),
 }
-
-
-class StudyPoints(NamedTuple):
-    """Where the study window's controls are on the screen."""
-
-    accept: tuple[float, float]
-    answers: dict[str, tuple[float, float]]
-    next: tuple[float, float]
-    go_on: tuple[float, float]
-    welcome_back: tuple[float, float]
-    finish: tuple[float, float]
-    done: tuple[float, float]
-
-
-@pytest.fixture(scope="module")
-def points(web_playwright: Playwright) -> StudyPoints:
-    questionnaire = load_questionnaire()
-    fields = {
-        f"{name}={value}": f"input[name={name}][value='{value}']"
-        for name in ("unusual",)
-        for value in ("yes", "no")
-    }
-    fields |= {f"realism={value}": f"input[name=realism][value='{value}']" for value in "12345"}
-    fields["unusual_what"] = "textarea[name=unusual_what]"
-    questions = study_page(questions_screen(questionnaire, "After task 1 of 2", "Questions"), 1)
-    found = points_in_window(web_playwright, questions, [*fields.values(), "[data-choice=submit]"])
-    button = "button[data-choice={}]"
-
-    def one(html: str, choice: str) -> tuple[float, float]:
-        return points_in_window(web_playwright, html, [button.format(choice)])[0]
-
-    return StudyPoints(
-        accept=one(study_page(consent_screen(read_text_file(CONSENT, "consent")), 1), "accept"),
-        answers=dict(zip(fields, found[:-1], strict=True)),
-        next=found[-1],
-        go_on=one(study_page(break_screen(1, 2), 1), "continue"),
-        welcome_back=one(study_page(welcome_back_screen(), 1), "continue"),
-        finish=one(study_page(debrief_screen(read_text_file(DEFAULT_DEBRIEF, "debrief")), 1), "finish"),
-        done=done_on_screen(web_playwright),
-    )
 
 
 class Participant:
