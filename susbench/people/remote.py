@@ -276,9 +276,9 @@ def _accepts(port: int) -> bool:
 
 
 def require_novnc() -> None:
-    if not (NOVNC_ROOT / "vnc.html").is_file():
+    if not (NOVNC_ROOT / "core" / "rfb.js").is_file():
         raise SusbenchError(
-            f"noVNC is not installed ({NOVNC_ROOT}/vnc.html is missing); "
+            f"noVNC is not installed ({NOVNC_ROOT}/core/rfb.js is missing); "
             f"expected: apt-get install -y {' '.join(APT_PACKAGES)}"
         )
 
