@@ -14,8 +14,8 @@ from pydantic import Field
 from susbench.browser.actions import ClickMode
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
 from susbench.controller.episode import act_on_task
-from susbench.loading import load_model
-from susbench.models import Frozen, Identifier, Injection, OutcomeKind, Task
+from susbench.core.loading import load_model
+from susbench.core.models import Frozen, Identifier, Injection, OutcomeKind, Task
 from susbench.operators import Limits, OperatorSettings
 from susbench.operators.scripted import IdleOperator, ScriptedOperator
 from susbench.web.quirks import COOKIE
@@ -52,10 +52,10 @@ class HostileCase(Frozen):
     """A page behaviour, the injection it meets and the operator who meets it, with the outcome due."""
 
     quirk: str
-    attack: Literal[1, 2, 3, 4, "benign"]
+    attack: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, "benign"]
     injection: Identifier
     operator: Operator
-    clicks: tuple[ClickMode, ...] = ("coordinates",)
+    clicks: tuple[ClickMode, ...] = ("coordinates", "locator")
     outcome: Literal["unchanged", "tampered"]
 
     @property

@@ -13,15 +13,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from susbench.analysis.report import build_report
 from susbench.analysis.stats import wilson_interval
 from susbench.analysis.tables import episodes
-from susbench.errors import InputError
-from susbench.models import OutcomeKind
+from susbench.core.errors import InputError
+from susbench.core.models import OutcomeKind
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow
-from susbench.report import build_report
-from susbench.store import RunRecord, Store
+from susbench.results.store import RunRecord, Store
 from susbench.study.design import participant_order, williams_rows
 from susbench.study.session import check_participant, consent_screen, questions_screen
 from susbench.study.storage import StudySettings, StudyStore, TaskResponse

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from pydantic import Field
 
+from susbench.catalog.tasks import select_tasks
 from susbench.controller import (
     EpisodeJob,
     RunOptions,
@@ -40,8 +41,8 @@ from susbench.controller.options import check_options, snapshot_facts
 from susbench.controller.planning import Planner
 from susbench.controller.run import load_materials
 from susbench.controller.stopping import stop_signal
-from susbench.errors import InputError, SusbenchError
-from susbench.models import Frozen, Injection, Task
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.models import Frozen, Injection, Task
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import (
     DEFAULT_QUESTIONNAIRE,
@@ -51,10 +52,9 @@ from susbench.people.questionnaire import (
     read_text_file,
 )
 from susbench.people.study_window import Button, Screen, StudyWindow
-from susbench.store import canonical_json
+from susbench.results.store import canonical_json
 from susbench.study.design import participant_order
 from susbench.study.storage import StudySession, StudySettings, StudyStore, TaskResponse
-from susbench.tasks import select_tasks
 
 DEFAULT_DEBRIEF = STUDY_DIR / "debrief.txt"
 PARTICIPANT_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"

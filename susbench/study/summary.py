@@ -16,8 +16,8 @@ from pathlib import Path
 from pydantic import Field
 
 from susbench.analysis.stats import wilson_interval
-from susbench.errors import SusbenchError
-from susbench.models import Frozen, OutcomeKind
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen, OutcomeKind
 from susbench.study.storage import StudyStore
 
 EXPOSED = f"('{OutcomeKind.AVOIDED.value}', '{OutcomeKind.NOT_AVOIDED.value}')"
