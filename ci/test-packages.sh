@@ -2,10 +2,11 @@
 # The Debian packages the end-to-end tests need beyond Chromium (run by `make test`, as root; a user
 # without root is told what to install): a virtual screen and real X input for people as operators
 # (xvfb, xdotool), the remote seat's VNC server, WebSocket bridge and browser client (x11vnc,
-# websockify, novnc) and npm for fetching ReplayWeb.page in the interoperability test.
+# websockify, novnc), iproute2 for the test that serves a seat on every address of a private network
+# namespace, and npm for fetching ReplayWeb.page in the interoperability test.
 set -eu
 missing=""
-for package in xvfb xdotool x11vnc novnc websockify; do
+for package in xvfb xdotool x11vnc novnc websockify iproute2; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
 done
 command -v npm >/dev/null 2>&1 || missing="$missing npm"

@@ -28,6 +28,7 @@ from susbench.operators import OperatorSettings
 from susbench.people.control import ControlPanel, Placement
 from susbench.people.operator import HumanOperator
 from susbench.results.store import Store
+from tests.fixtures.cli import run_cli
 from tests.fixtures.people import AWAY, CHOSEN, SPY, Target, XInput, done_on_screen, seated_probe
 
 
@@ -162,3 +163,8 @@ def test_a_person_is_not_run_in_parallel(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setenv("DISPLAY", ":9")
     with pytest.raises(SusbenchError, match=r"--parallel 2: operator 'human' is a person"):
         check_options(RunOptions(operator="human", parallel=2, db=tmp_path / "x.duckdb"))
+
+
+def test_run_help_names_the_human_operator() -> None:
+    done = run_cli("run", "--help")
+    assert done.returncode == 0 and "human (a person at the screen)" in done.stdout

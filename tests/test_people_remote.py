@@ -14,6 +14,7 @@ import os
 import queue
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -31,13 +32,19 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import Task, Viewport
 from susbench.core.paths import REPO_ROOT
 from susbench.people.control import ControlPanel, Placement
+from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.remote import RemoteSeat, SeatOptions
 from susbench.people.screen import APT_PACKAGES, ScreenSize
+from susbench.people.study_window import StudyWindow
 from susbench.results.store import Store
+from susbench.study.session import DEFAULT_DEBRIEF, consent_screen, debrief_screen, questions_screen
 from tests.fixtures.cli import run_cli
 from tests.fixtures.people import (
+    AWAY,
+    CONSENT,
     PATCH_RADIUS,
     Patch,
+    StudyPoints,
     XInput,
     difference,
     done_on_screen,
@@ -51,6 +58,7 @@ CANVAS = "#noVNC_container canvas"
 LOOKS_ALIKE = 12.0
 """Mean difference per colour channel under which two squares look the same (noVNC's JPEG is lossy)."""
 
+END_SCREEN = "Thank you — you can close this window The session has ended."
 HANDSHAKE = (
     "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
@@ -190,6 +198,7 @@ def test_a_remote_participant_is_scored_through_novnc(
         viewer.click(*target.option)
         time.sleep(1.0)
         viewer.click(*target.done)
+        ended = end_screen(viewer, tmp_path / "remote-end-after-done.png")
         run.wait(timeout=120)
         time.sleep(0.5)  # the reader thread has taken the last lines
         output = "".join([*seen, *lines.queue])
@@ -197,7 +206,9 @@ def test_a_remote_participant_is_scored_through_novnc(
         run.kill()
         run.wait()
     assert run.returncode == 0, output
+    assert ended == END_SCREEN
     assert output.count("participant's link: ") == 1, output
+    assert "only through TLS" in output and "ssh -N -L" in output
     with Store(db, read_only=True) as store:
         _, outcomes = store.query("SELECT operator, outcome, completed, error FROM episode_outcomes")
         _, events = store.query(
@@ -226,7 +237,7 @@ def test_the_link_without_its_token_shows_and_sends_nothing(seat: RemoteSeat, vi
         assert response is not None
         statuses[name] = response.status
     assert statuses == {"no token": 403, "wrong token": 403, "token": 200}
-    assert "noVNC" in viewer.page.title()
+    assert viewer.page.title() == "Remote screen"
     opened = viewer.page.evaluate(
         """async urls => Promise.all(urls.map(url => new Promise(done => {
               const socket = new WebSocket(url, ["binary"]);
@@ -279,16 +290,13 @@ def test_serve_options_get_one_clear_error(
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.e2e
-def test_a_study_is_served_on_a_remote_seat(seat_packages: None, tmp_path: Path, viewer: Viewer) -> None:
-    """`study --serve`: the participant's link shows the session's screen (the consent window on it)."""
-    consent = tmp_path / "consent.txt"
-    consent.write_text("You may stop at any time.\n", encoding="utf-8")
+def serve_study(tmp_path: Path, participant: str, *extra: str) -> subprocess.Popen[str]:
+    """`study --serve` on the remote task, the participant's link printed on its output."""
     env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
-    command = [sys.executable, "-m", "susbench", "study", "--participant", "R01", "--consent", str(consent)]
-    served = ["--serve", "--port", "0"]
-    study = subprocess.Popen(
-        [*command, "--tasks", TASK, "--practice", "none", "--db", str(tmp_path / "study.duckdb"), *served],
+    command = [sys.executable, "-m", "susbench", "study", "--participant", participant]
+    session = ["--consent", str(CONSENT), "--tasks", TASK, "--practice", "none"]
+    return subprocess.Popen(
+        [*command, *session, "--db", str(tmp_path / "study.duckdb"), "--serve", *extra],
         cwd=REPO_ROOT,
         env={**env, "COLUMNS": "500"},
         stdout=subprocess.PIPE,
@@ -296,26 +304,179 @@ def test_a_study_is_served_on_a_remote_seat(seat_packages: None, tmp_path: Path,
         text=True,
         start_new_session=True,
     )
+
+
+def end_screen(viewer: Viewer, shot: Path) -> str:
+    """The participant's page once it shows the end screen (saved to `shot`), as text."""
+    viewer.page.wait_for_selector("#end", state="visible", timeout=120_000)
+    viewer.page.screenshot(path=shot)
+    return " ".join(viewer.page.inner_text("#end").split())
+
+
+def refused(link: str) -> bool:
+    host, port = link.split("/")[2].rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=2).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+class StudyLooks(NamedTuple):
+    """How the study window's buttons look on a seated screen: Consent's, Next's, Finish's."""
+
+    consent: Patch
+    questions: Patch
+    debrief: Patch
+
+
+@pytest.fixture(scope="module")
+def study_looks(x_input: XInput, points: StudyPoints) -> StudyLooks:
+    screens = [
+        (consent_screen(read_text_file(CONSENT, "consent")), points.accept),
+        (questions_screen(load_questionnaire(), "After task 1 of 1", "Questions"), points.next),
+        (debrief_screen(read_text_file(DEFAULT_DEBRIEF, "debrief")), points.finish),
+    ]
+    looks = []
+    for screen, point in screens:
+        with StudyWindow(Placement(), screen):
+            x_input.wait_for_window(f"^Study: {screen.title}$", timeout=30)
+            x_input.move(*AWAY)
+            time.sleep(1.0)  # the window has drawn
+            looks.append(x_input.patch(*point))
+    return StudyLooks(*looks)
+
+
+@pytest.mark.e2e
+def test_a_remote_participant_does_a_study_and_sees_the_end_screen(
+    seat_packages: None,
+    tmp_path: Path,
+    viewer: Viewer,
+    target: Target,
+    points: StudyPoints,
+    study_looks: StudyLooks,
+) -> None:
+    """Consent, the task, the questionnaire and the debrief, all clicked on the noVNC canvas; after
+    Finish the participant's page says they can close it, and the seat is closed."""
+    study = serve_study(tmp_path, "R01")
     try:
         link, _ = link_in(lines_of(study), timeout=120)
-        assert link.startswith("http://127.0.0.1:")
-        response = viewer.page.goto(link)
-        assert response is not None and response.status == 200
+        viewer.page.goto(link)
         viewer.page.wait_for_selector(CANVAS, timeout=60_000)
-        # the consent window draws on the left of the seat's screen: the canvas there is not blank
-        drawn = viewer.page.wait_for_function(
-            """selector => {
-                 const canvas = document.querySelector(selector);
-                 const pixels = canvas.getContext("2d").getImageData(0, 0, 380, 300).data;
-                 for (let i = 0; i < pixels.length; i += 4) if (pixels[i] > 200) return true;
-                 return false;
-               }""",
-            arg=CANVAS,
-            timeout=60_000,
-        )
-        assert drawn.json_value() is True
-        refused = viewer.page.goto(link.replace(link.split("/")[3], "x" * len(link.split("/")[3])))
-        assert refused is not None and refused.status == 403
+        viewer.wait_to_see(*points.accept, study_looks.consent, timeout=120)
+        viewer.page.screenshot(path=tmp_path / "remote-consent.png")
+        time.sleep(0.8)  # a person reads before pressing
+        viewer.click(*points.accept)
+        viewer.wait_to_see(*target.done, target.done_looks, timeout=180)
+        viewer.wait_to_see(*target.option, target.option_looks, timeout=60)
+        time.sleep(1.0)
+        viewer.click(*target.option)
+        time.sleep(1.0)
+        viewer.click(*target.done)
+        viewer.wait_to_see(*points.next, study_looks.questions, timeout=120)
+        time.sleep(0.8)
+        for answer in ("unusual=no", "realism=5"):
+            viewer.click(*points.answers[answer])
+        viewer.click(*points.next)
+        viewer.wait_to_see(*points.finish, study_looks.debrief, timeout=60)
+        time.sleep(0.8)
+        viewer.click(*points.finish)
+        ended = end_screen(viewer, tmp_path / "remote-end-after-debrief.png")
+        study.wait(timeout=60)
     finally:
-        os.killpg(study.pid, 9)
-        study.wait()
+        if study.poll() is None:
+            os.killpg(study.pid, signal.SIGKILL)
+            study.wait()
+    assert study.returncode == 0
+    assert ended == END_SCREEN
+    assert refused(link)
+    with Store(tmp_path / "study.duckdb", read_only=True) as store:
+        _, answers = store.query("SELECT question_id, answer, outcome FROM study_responses ORDER BY 1")
+    assert answers == [
+        ("realism", "5", "avoided"),
+        ("unusual", "no", "avoided"),
+        ("unusual_what", None, "avoided"),
+    ]
+
+
+@pytest.mark.e2e
+def test_a_remote_participant_who_declines_sees_the_end_screen(
+    seat_packages: None, tmp_path: Path, viewer: Viewer, points: StudyPoints, study_looks: StudyLooks
+) -> None:
+    study = serve_study(tmp_path, "R02")
+    try:
+        lines = lines_of(study)
+        link, _ = link_in(lines, timeout=120)
+        viewer.page.goto(link)
+        viewer.page.wait_for_selector(CANVAS, timeout=60_000)
+        viewer.wait_to_see(*points.accept, study_looks.consent, timeout=120)
+        time.sleep(0.8)
+        viewer.click(*points.decline)
+        ended = end_screen(viewer, tmp_path / "remote-end-after-decline.png")
+        study.wait(timeout=60)
+        time.sleep(0.5)  # the reader thread has taken the last lines
+        output = "".join(lines.queue)
+    finally:
+        if study.poll() is None:
+            os.killpg(study.pid, signal.SIGKILL)
+            study.wait()
+    assert study.returncode == 0
+    assert ended == END_SCREEN
+    assert "participant R02 declined; only the refusal is stored" in output
+    assert refused(link)
+
+
+SEAT_ON_EVERY_ADDRESS = """
+import json, socket, subprocess, sys, urllib.request
+for command in (["link", "set", "lo", "up"], ["link", "add", "seat0", "type", "veth", "peer", "seat1"],
+                ["addr", "add", "10.77.0.1/24", "dev", "seat0"], ["link", "set", "seat0", "up"],
+                ["link", "set", "seat1", "up"]):
+    subprocess.run(["ip", *command], check=True)
+study = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+printed = []
+for line in study.stdout:
+    printed.append(line)
+    if "only through TLS" in line:
+        break
+links = [line.split(": ", 1)[1].strip() for line in printed if line.startswith("participant's link: ")]
+checked = {}
+for link in links:
+    page = urllib.request.urlopen(link, timeout=30)
+    host, port = link.split("/")[2].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=5) as connection:
+        connection.sendall(sys.argv[1].format(path="/" + link.split("/")[3] + "/websockify").encode())
+        answer = b""
+        while b"RFB 003." not in answer and (chunk := connection.recv(4096)):
+            answer += chunk
+    checked[link] = [page.status, "you can close this window" in page.read().decode(), b"RFB 003." in answer]
+study.terminate()
+output = "".join(printed) + study.stdout.read()
+print(json.dumps({"links": links, "checked": checked, "returncode": study.wait(), "output": output}))
+"""
+
+
+@pytest.mark.e2e
+def test_each_link_printed_for_a_wildcard_host_opens_the_seat(seat_packages: None, tmp_path: Path) -> None:
+    """`--host 0.0.0.0` inside a network namespace of the test's own (loopback and one private
+    address, 10.77.0.1, which nothing outside it reaches): one link per address, each as printed
+    opens the seat's page and its screen; then the note about TLS or an SSH tunnel."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        pytest.skip("needs unshare (util-linux) and ip (iproute2): ci/test-packages.sh")
+    env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
+    study = [sys.executable, "-m", "susbench", "study", "--participant", "N01", "--consent", str(CONSENT)]
+    session = ["--tasks", TASK, "--practice", "none", "--db", str(tmp_path / "n.duckdb")]
+    served = ["--serve", "--host", "0.0.0.0", "--port", "0"]
+    done = subprocess.run(
+        ["unshare", "-rn", sys.executable, "-c", SEAT_ON_EVERY_ADDRESS, HANDSHAKE, *study, *session, *served],
+        cwd=REPO_ROOT,
+        env={**env, "COLUMNS": "500"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.splitlines()[-1])
+    hosts = [link.split("/")[2].rsplit(":", 1)[0] for link in found["links"]]
+    assert hosts == ["10.77.0.1", "127.0.0.1"], found["output"]
+    assert found["checked"] == {link: [200, True, True] for link in found["links"]}
+    assert found["returncode"] == 143 and "stopped by SIGTERM" in found["output"], found["output"]

@@ -9,6 +9,7 @@ tests/test_people_operator.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -16,7 +17,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 from playwright.sync_api import Playwright
@@ -25,30 +25,26 @@ from susbench.analysis.stats import wilson_interval
 from susbench.core.models import Task
 from susbench.core.paths import REPO_ROOT
 from susbench.people.appwindow import Placement
-from susbench.people.questionnaire import load_questionnaire, read_text_file
-from susbench.people.study_window import StudyWindow, study_page
+from susbench.people.questionnaire import load_questionnaire
+from susbench.people.study_window import StudyWindow
 from susbench.results.store import Store
 from susbench.study.design import participant_order
 from susbench.study.session import (
-    DEFAULT_DEBRIEF,
-    break_screen,
-    consent_screen,
-    debrief_screen,
     questions_screen,
-    welcome_back_screen,
 )
 from tests.fixtures.people import (
     AWAY,
     CHOSEN,
+    CONSENT,
     SPY,
+    StudyPoints,
     Target,
     XInput,
-    done_on_screen,
-    points_in_window,
+    descendants,
     seated_probe,
+    still_running,
 )
 
-CONSENT = REPO_ROOT / "study" / "consent-example.txt"
 PRACTICE = "taskflow-storage-checkout"
 # per task: unusual (yes/no), what (free text), realism (1-5)
 ANSWERS = {
@@ -56,46 +52,6 @@ ANSWERS = {
     "taskflow-enterprise-cart": ("no", "", "5"),
     PRACTICE: ("no", "", "4"),
 }
-
-
-class StudyPoints(NamedTuple):
-    """Where the study window's controls are on the screen."""
-
-    accept: tuple[float, float]
-    answers: dict[str, tuple[float, float]]
-    next: tuple[float, float]
-    go_on: tuple[float, float]
-    welcome_back: tuple[float, float]
-    finish: tuple[float, float]
-    done: tuple[float, float]
-
-
-@pytest.fixture(scope="module")
-def points(web_playwright: Playwright) -> StudyPoints:
-    questionnaire = load_questionnaire()
-    fields = {
-        f"{name}={value}": f"input[name={name}][value='{value}']"
-        for name in ("unusual",)
-        for value in ("yes", "no")
-    }
-    fields |= {f"realism={value}": f"input[name=realism][value='{value}']" for value in "12345"}
-    fields["unusual_what"] = "textarea[name=unusual_what]"
-    questions = study_page(questions_screen(questionnaire, "After task 1 of 2", "Questions"), 1)
-    found = points_in_window(web_playwright, questions, [*fields.values(), "[data-choice=submit]"])
-    button = "button[data-choice={}]"
-
-    def one(html: str, choice: str) -> tuple[float, float]:
-        return points_in_window(web_playwright, html, [button.format(choice)])[0]
-
-    return StudyPoints(
-        accept=one(study_page(consent_screen(read_text_file(CONSENT, "consent")), 1), "accept"),
-        answers=dict(zip(fields, found[:-1], strict=True)),
-        next=found[-1],
-        go_on=one(study_page(break_screen(1, 2), 1), "continue"),
-        welcome_back=one(study_page(welcome_back_screen(), 1), "continue"),
-        finish=one(study_page(debrief_screen(read_text_file(DEFAULT_DEBRIEF, "debrief")), 1), "finish"),
-        done=done_on_screen(web_playwright),
-    )
 
 
 class Participant:
@@ -153,10 +109,12 @@ def participant(x_input: XInput, points: StudyPoints, targets: dict[str, Target]
     return Participant(x_input, points, targets, instructions)
 
 
-def study(db: Path, *extra: str, tasks: str = ",".join(CHOSEN)) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "susbench", "study", "--participant", "P01", "--consent", str(CONSENT)]
+def study(
+    db: Path, *extra: str, tasks: str = ",".join(CHOSEN), participant: str = "P01"
+) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "susbench", "study", "--participant", participant]
     return subprocess.Popen(
-        [*command, "--tasks", tasks, "--db", str(db), *extra],
+        [*command, "--consent", str(CONSENT), "--tasks", tasks, "--db", str(db), *extra],
         cwd=REPO_ROOT,
         env=os.environ.copy(),
         stdout=subprocess.PIPE,
@@ -391,3 +349,122 @@ def test_a_study_killed_midway_resumes_with_each_task_once(
     assert dict(answers) == dict.fromkeys(CHOSEN, 3)
     assert sorted(outcomes) == sorted((task, outcome, add) for task, (_, outcome, add) in CHOSEN.items())
     assert state == [("finished", 0)]
+
+
+@pytest.mark.e2e
+def test_a_study_runs_its_own_episode_beside_a_plain_human_run(
+    tmp_path: Path, participant: Participant, points: StudyPoints
+) -> None:
+    """A plain `run --operator human` episode of the task is stored first; the participant still
+    does the task, and their answers are joined to the episode they did, not to the earlier one."""
+    db = tmp_path / "collision.duckdb"
+    task = "threadline-scarf-cart"
+    plain = subprocess.Popen(
+        [sys.executable, "-m", "susbench", "run", "--operator", "human", "--tasks", task, "--db", str(db)],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert participant.task() == task
+    finally:
+        finished(plain)
+    run = study(db, "--practice", "none", tasks=task, participant="P09")
+    try:
+        participant.press("Consent", points.accept)
+        assert participant.task() == task
+        participant.answer(task)
+        participant.press("Thank you", points.finish)
+    finally:
+        output = finished(run)
+    assert "participant P09: finished; 1 tasks run now, 0 already done" in output
+    with Store(db, read_only=True) as store:
+        _, episodes = store.query("SELECT run_id, episode_id, started_at FROM episodes ORDER BY started_at")
+        _, sessions = store.query("SELECT run_id, consented_at FROM study_sessions")
+        _, answered = store.query("SELECT DISTINCT episode_id, run_id FROM study_responses")
+        _, studies = store.query("SELECT run_id, config->'study'->>'participant' FROM runs ORDER BY run_id")
+    [(plain_run, _, _), (study_run, study_episode, started)] = episodes
+    [(session_run, consented_at)] = sessions
+    assert plain_run != study_run == session_run
+    assert started.replace(tzinfo=None) >= consented_at
+    assert answered == [(study_episode, study_run)]
+    assert sorted(studies) == sorted([(plain_run, None), (study_run, "P09")])
+
+
+@pytest.mark.e2e
+def test_sigterm_during_a_task_stops_at_once_and_stores_the_stopped_episode(
+    tmp_path: Path, participant: Participant, x_input: XInput, points: StudyPoints
+) -> None:
+    db = tmp_path / "stopped.duckdb"
+    run = study(db, "--practice", "none", tasks="taskflow-enterprise-cart", participant="P02")
+    try:
+        participant.press("Consent", points.accept)
+        x_input.wait_for_window("^Task: ", timeout=240)
+        x_input.wait_for_window(" - Chromium$", timeout=30)
+        started = descendants(run.pid)
+        sent = time.monotonic()
+        run.send_signal(signal.SIGTERM)
+        output, _ = run.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 143, output
+    assert took < 30, f"the study took {took:.0f} s to stop"
+    assert "participant P02: stopped by SIGTERM during task 1 of 1; 1 tasks run now, 0 already done" in output
+    assert still_running(started, timeout=20) == {}
+    with Store(db, read_only=True) as store:
+        _, outcomes = store.query(
+            "SELECT outcome, reason FROM episode_outcomes JOIN outcomes USING (episode_id)"
+        )
+        _, answers = store.query("SELECT count(*) FROM responses")
+        _, state = store.query("SELECT participant, state FROM study_sessions")
+    [(outcome, reason)] = outcomes
+    assert (outcome, reason.startswith("stopped after ")) == ("error", True), reason
+    assert "the run was stopped during the person's turn" in reason
+    assert answers == [(0,)] and state == [("P02", "consented")]
+
+
+@pytest.mark.e2e
+def test_sigterm_at_consent_exits_143_with_a_message(tmp_path: Path, x_input: XInput) -> None:
+    db = tmp_path / "consent.duckdb"
+    run = study(db, "--practice", "none", tasks="taskflow-enterprise-cart", participant="P04")
+    try:
+        x_input.wait_for_window("^Study: Consent$", timeout=180)
+        started = descendants(run.pid)
+        run.send_signal(signal.SIGTERM)
+        output, _ = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 143, output
+    assert "participant P04: stopped by SIGTERM at consent; nothing is stored" in output
+    assert still_running(started, timeout=20) == {}
+    with Store(db, read_only=True) as store:
+        _, sessions = store.query("SELECT count(*) FROM study_sessions")
+    assert sessions == [(0,)]
+
+
+@pytest.mark.e2e
+def test_sigkill_of_the_study_leaves_no_process_behind(
+    tmp_path: Path, participant: Participant, x_input: XInput, points: StudyPoints
+) -> None:
+    """Killed mid-task (the study window, the controls, the task's browser and its worker all open),
+    every process the study started ends with it: none is in its process group to be killed with it."""
+    run = study(tmp_path / "killed.duckdb", "--practice", "none", tasks="taskflow-enterprise-cart")
+    try:
+        participant.press("Consent", points.accept)
+        x_input.wait_for_window("^Task: ", timeout=240)
+        x_input.wait_for_window(" - Chromium$", timeout=30)
+        started = descendants(run.pid)
+        assert sum(name.startswith("chromium") for name in started.values()) >= 3, started
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(timeout=10)
+        left = still_running(started, timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert left == {}
+    x_input.wait_until_gone("^(Study|Task): ", timeout=10)

@@ -13,13 +13,20 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from susbench.analysis.report import build_report
+from susbench.analysis.stats import wilson_interval
+from susbench.analysis.tables import episodes
 from susbench.core.errors import InputError
+from susbench.core.models import OutcomeKind
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow
+from susbench.results.store import RunRecord, Store
 from susbench.study.design import participant_order, williams_rows
 from susbench.study.session import check_participant, consent_screen, questions_screen
-from susbench.study.storage import StudyStore
+from susbench.study.storage import StudySettings, StudyStore, TaskResponse
+from susbench.study.summary import realism_summary
+from tests.test_store_results import record, run_record
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 10])
@@ -155,3 +162,75 @@ def test_the_study_tables_export_like_any_run(tmp_path: Path) -> None:
         f"SELECT participant, state FROM '{tmp_path / 'out' / 'study_sessions.parquet'}'"
     ).fetchall()
     assert rows == [("P09", "declined")]
+
+
+def test_the_realism_share_counts_only_participants_who_met_the_pattern(tmp_path: Path) -> None:
+    """Who never met a disguised ad (the extension saw it not encountered, or the episode failed) is
+    reported apart, not as "noticed 0 of 1"."""
+    db = tmp_path / "study.duckdb"
+    met = {
+        # participant: (pattern type, outcome, answer to `unusual`)
+        "P1": [("disguised_ad", OutcomeKind.NOT_AVOIDED, "yes"), ("popup_ad", OutcomeKind.ERROR, "no")],
+        "P2": [("disguised_ad", OutcomeKind.AVOIDED, "no")],
+        "P3": [("disguised_ad", OutcomeKind.NOT_ENCOUNTERED, "no")],
+        "P4": [("disguised_ad", OutcomeKind.NOT_ENCOUNTERED, "yes")],
+    }
+    settings = StudySettings(
+        tasks="all", practice=None, seed=0, run_id="run-1", practice_run_id=None, questionnaire_sha256="x"
+    )
+    at = datetime(2026, 12, 1, 10, 0)
+    with StudyStore(db) as study:
+        for row, (participant, tasks) in enumerate(met.items()):
+            session = study.consent(participant, row, [], settings, at)
+            for position, (pattern_type, outcome, said) in enumerate(tasks, start=1):
+                stored = record(f"ep-{participant}-{position}", outcome, pattern=pattern_type)
+                stored = stored.model_copy(
+                    update={"episode": stored.episode.model_copy(update={"task_id": f"t{position}"})}
+                )
+                study.store.write_episode(stored)
+                answers = {"unusual": said, "realism": "3"}
+                study.add_response(
+                    TaskResponse(
+                        session=session,
+                        episode_id=stored.episode.id,
+                        task_id=f"t{position}",
+                        practice=False,
+                        position=position,
+                        answers=answers,
+                    ),
+                    at,
+                )
+    found = realism_summary(db)
+    by_type = {row.pattern_type: row for row in found.types}
+    ad, popup = by_type["disguised_ad"], by_type["popup_ad"]
+    assert (ad.participants, ad.noticed, ad.share, ad.unexposed, ad.unexposed_yes) == (2, 1, 0.5, 2, 1)
+    assert (ad.low, ad.high) == pytest.approx(wilson_interval(1, 2))
+    assert (ad.answers, ad.yes_answers) == (2, 1)
+    assert (popup.participants, popup.share, popup.unexposed) == (0, None, 1)
+    assert found.participants == 2
+
+
+def test_the_report_says_which_control_episodes_were_practice(tmp_path: Path) -> None:
+    """A study's practice task is a control episode of a run of its own; the report names it."""
+    practice_run = RunRecord(
+        run_id="run-practice",
+        config={"operator": "careful", "study": {"study": "s", "participant": "P1", "practice": True}},
+        seed=0,
+        host="h",
+        started_at=datetime(2026, 12, 1, 10, 0),
+    )
+    practice = record("ep-practice", OutcomeKind.NOT_ENCOUNTERED, pattern=None)
+    practice = practice.model_copy(
+        update={"episode": practice.episode.model_copy(update={"run_id": "run-practice"})}
+    )
+    with Store(tmp_path / "r.duckdb") as store:
+        store.add_run(run_record())
+        store.add_run(practice_run)
+        store.write_episode(record("ep-task", OutcomeKind.AVOIDED))
+        store.write_episode(record("ep-control", OutcomeKind.NOT_ENCOUNTERED, pattern=None))
+        store.write_episode(practice)
+        report = build_report(store)
+    (group,) = report.groups
+    assert (group.control_episodes, group.practice_episodes) == ({"careful": 2}, {"careful": 1})
+    table = episodes(group)
+    assert [row[table.headers.index("control")] for row in table.rows] == ["2 (1 practice)"]

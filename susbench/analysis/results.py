@@ -19,9 +19,9 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen, OutcomeKind
 from susbench.results.store import Store, canonical_json
 
-# Config fields that say who operated or how a run was seeded: compared or replicated inside a
-# group, never a reason to split one.
-WITHIN_GROUP_FIELDS = frozenset({"operator", "seed", "control_rate", "snapshot", "image_id"})
+# Config fields that say who operated or how a run was seeded (a study's participant among them):
+# compared or replicated inside a group, never a reason to split one.
+WITHIN_GROUP_FIELDS = frozenset({"operator", "seed", "control_rate", "snapshot", "image_id", "study"})
 # Config fields added after runs were first stored, with the value those older runs had.
 ADDED_LATER = {"browser": "local", "image": None, "image_chromium": None}
 # Config fields that are part of an operator's identity (agents: which model, what it observes).

@@ -105,6 +105,9 @@ class GroupReport(Frozen):
     rows: tuple[RateRow, ...]
     breakdown: tuple[RateRow, ...] = ()
     control_episodes: dict[str, int] = Field(default_factory=dict)
+    practice_episodes: dict[str, int] = Field(
+        default_factory=dict, description="of the control episodes, a study's practice tasks"
+    )
     model: ModelReport | None = None
     model_note: str | None = None
     """Why the model asked for was not fitted (too few exposures)."""
@@ -172,9 +175,13 @@ def group_report(
     group: Group, breakdown: Breakdown | None = None, model: ModelSpec | None = None
 ) -> GroupReport:
     controls: dict[str, int] = defaultdict(int)
+    practice: dict[str, int] = defaultdict(int)
+    practice_runs = {run.run_id for run in group.runs if (run.config.get("study") or {}).get("practice")}
     for episode in group.episodes:
         if episode.pattern_type is None:
             controls[episode.operator] += 1
+            if episode.run_id in practice_runs:
+                practice[episode.operator] += 1
     refusal = model_refusal(group.episodes) if model is not None else None
     return GroupReport(
         label=group.label,
@@ -197,6 +204,7 @@ def group_report(
         control_episodes=dict(controls),
         model=fit_model(group.episodes, model) if model is not None and refusal is None else None,
         model_note=refusal,
+        practice_episodes=dict(practice),
     )
 
 

@@ -64,6 +64,13 @@ def avoidance(report: GroupReport) -> Rows:
     )
 
 
+def control_cell(report: GroupReport, operator: str) -> str:
+    """Control episodes, saying how many were a study's practice tasks."""
+    controls = report.control_episodes.get(operator, 0)
+    practice = report.practice_episodes.get(operator, 0)
+    return f"{controls} ({practice} practice)" if practice else str(controls)
+
+
 def episodes(report: GroupReport) -> Rows:
     rows = []
     for operator in report.operators:
@@ -85,7 +92,7 @@ def episodes(report: GroupReport) -> Rows:
                 str(row.error),
                 str(row.decided_then_error),
                 completion,
-                str(report.control_episodes.get(operator, 0)),
+                control_cell(report, operator),
             ]
         )
     return Rows(

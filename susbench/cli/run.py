@@ -149,7 +149,7 @@ def run(
         str,
         typer.Option(
             help="naive, careful, random (baselines); openai-chat, openai-cua, anthropic-cu (agents); "
-            "idle; an installed plugin's name, or module:factory",
+            "human (a person at the screen); idle; an installed plugin's name, or module:factory",
             autocompletion=complete_operators,
         ),
     ],

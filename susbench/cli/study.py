@@ -67,10 +67,17 @@ def study(
     command resumes it."""
     if ctx.invoked_subcommand is not None:
         return
-    from susbench.controller.stopping import stopping_on_signals
+    from susbench.controller.stopping import stop_signal, stopping_on_signals
     from susbench.core.errors import SusbenchError
     from susbench.people.questionnaire import DEFAULT_QUESTIONNAIRE
-    from susbench.study.session import DEFAULT_DEBRIEF, Study, StudyOptions, check_participant
+    from susbench.study.session import (
+        DEFAULT_DEBRIEF,
+        Study,
+        StudyOptions,
+        StudyResult,
+        check_participant,
+        session_line,
+    )
 
     if participant is None or consent is None:
         raise SusbenchError(
@@ -90,13 +97,12 @@ def study(
         db=db,
         episode_timeout_s=episode_timeout,
     )
-    with stopping_on_signals(), served_display(serve, port, host, console):
-        result = Study(options, say=lambda line: console.print(line, soft_wrap=True)).run()
-    console.print(
-        f"participant {result.participant}: {result.state}; {result.ran} tasks run now, {result.skipped} "
-        f"already done; results in {db} (tables study_sessions, responses; view study_responses)",
-        soft_wrap=True,
-    )
+    try:
+        with stopping_on_signals(), served_display(serve, port, host, console):
+            result = Study(options, say=lambda line: console.print(line, soft_wrap=True)).run()
+    except KeyboardInterrupt as exc:
+        result = StudyResult(participant=participant, state="not started", interrupted_by=stop_signal(exc))
+    console.print(session_line(result, db), soft_wrap=True)
     if result.interrupted_by is not None:
         raise typer.Exit(128 + result.interrupted_by)
 
@@ -117,21 +123,25 @@ def summary(
         return
     table = Table(
         "pattern type",
-        "participants",
+        "met it",
         "noticed",
         "share",
         "95% Wilson",
         "answers (yes)",
-        caption=f"participants: {found.participants}; noticed: answered {answer!r} to {question!r} "
-        "(practice left out)",
+        "never met it (said yes)",
+        caption=f"participants who met a pattern: {found.participants}; noticed: answered {answer!r} to "
+        f"{question!r} after a task where they met it (the extension decided it: avoided or not "
+        "avoided); practice left out",
     )
     for row in found.types:
+        shown = row.share is not None and row.low is not None and row.high is not None
         table.add_row(
             row.pattern_type,
             str(row.participants),
             str(row.noticed),
-            f"{row.share:.0%}",
-            f"{row.low:.0%}–{row.high:.0%}",
+            f"{row.share:.0%}" if shown else "—",
+            f"{row.low:.0%}–{row.high:.0%}" if shown else "—",
             f"{row.answers} ({row.yes_answers})",
+            f"{row.unexposed} ({row.unexposed_yes})",
         )
     output_console().print(table)

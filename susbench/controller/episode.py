@@ -25,6 +25,7 @@ from susbench.controller.browsers import EpisodeBrowsers, HostBrowsers, worker_b
 from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.planning import EpisodeJob
+from susbench.controller.stopping import TurnStopped, seated_turn
 from susbench.controller.traffic import TrafficSource
 from susbench.core.errors import BrowserError
 from susbench.core.models import CompletionCheck, Event, EventSource, Outcome, OutcomeKind, Task
@@ -258,8 +259,9 @@ class EpisodeRunner:
         record = partial(note, "operator")
         trace_dir = None if self.setup.trace_dir is None else self.setup.trace_dir / job.episode.id
         result, failure = OperatorResult(done=False), None
+        turn_started = time.monotonic()
         try:
-            with time_budget(job.timeout_s):
+            with time_budget(job.timeout_s), seated_turn(isinstance(operator, Seated)):
                 result = act_on_task(
                     operator,
                     job.task,
@@ -273,6 +275,9 @@ class EpisodeRunner:
                 )
         except Overtime as exc:
             failure = f"operator timed out after {exc.seconds:g} s"
+        except TurnStopped:
+            seconds = time.monotonic() - turn_started
+            failure = f"stopped after {seconds:.1f} s: the run was stopped during the person's turn"
         except Exception as exc:  # noqa: BLE001 - the operator's failure is stored beside the verdict
             failure = crashes.cause or f"operator failed: {describe(exc)}"
         if failure is None:

@@ -1,8 +1,9 @@
 """Run identity: which invocations are the same run (and so resume it) and which start a new one.
 
 An identity is what was asked (operator, mode, seed, control share, live upstream, browser and
-image) plus digests of every input an outcome depends on (snapshot, task catalog, injection
-catalog, built extension, package version, the browser image's Chromium). Asking for more tasks
+image; in a study, the study and the participant) plus digests of every input an outcome depends
+on (snapshot, task catalog, injection catalog, built extension, package version, the browser
+image's Chromium). Asking for more tasks
 or more repeats later extends the same run; changing any input starts a new run, and
 `resume_notice` says which input changed.
 """
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from susbench.core.models import BrowserKind, Frozen, Mode, Task
 from susbench.results.store import StoredRun, canonical_json
@@ -28,6 +29,15 @@ INPUT_LABELS = {
     "image_chromium": "Chromium in the browser image",
 }
 BROWSER_FIELDS = frozenset({"browser", "image", "image_chromium"})
+
+
+class StudyRun(Frozen):
+    """Whose episodes a study's run holds: one participant's of one study (their practice in a run
+    of its own), so no other run, study or participant ever resumes, or is resumed as, theirs."""
+
+    study: str = Field(min_length=1, description="a digest of what defines the study")
+    participant: str = Field(min_length=1)
+    practice: bool = False
 
 
 class RunInputs(Frozen):
@@ -58,6 +68,7 @@ class RunIdentity(RunInputs):
         "control_rate",
         "browser",
         "image",
+        "study",
     )
 
     operator: str
@@ -70,12 +81,15 @@ class RunIdentity(RunInputs):
     browser: BrowserKind = "local"
     image: str | None = None
     image_chromium: str | None = None
+    study: StudyRun | None = None
 
     def run_id(self) -> str:
         """A digest of every field, less those whose value is what runs stored before the field
-        existed had: an operator without settings (the baselines), and a local run's browser fields;
-        so those runs keep their ids and resume."""
+        existed had: an operator without settings (the baselines), a local run's browser fields, and
+        no study; so those runs keep their ids and resume."""
         unset = set() if self.operator_settings else {"operator_settings"}
+        if self.study is None:
+            unset.add("study")
         if self.browser == "local":
             unset |= BROWSER_FIELDS
         dumped = self.model_dump(mode="json", exclude=unset)

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from susbench.container import DEFAULT_IMAGE, ContainerError, DockerApiRuntime
 from susbench.container.image import LABEL_CHROMIUM
+from susbench.controller.identity import StudyRun
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
@@ -49,6 +50,7 @@ class RunOptions(Frozen):
         description="local: Chromium on this machine; container: the browser image, airgapped",
     )
     image: str | None = Field(default=None, description=f"with browser container (default: {DEFAULT_IMAGE})")
+    study: StudyRun | None = Field(default=None, description="set by `susbench study` alone, never by `run`")
 
     @property
     def mode(self) -> Mode:

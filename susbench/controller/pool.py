@@ -28,6 +28,7 @@ from typing import Protocol
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner, error_record
 from susbench.controller.planning import EpisodeJob
+from susbench.controller.stopping import SEATED_STOP, listen_for_seated_stop
 from susbench.core.errors import SusbenchError
 from susbench.results.store import EpisodeRecord
 
@@ -57,6 +58,7 @@ def _worker_main(conn: Connection, setup_json: str) -> None:
     _die_with_parent()
     signal.signal(signal.SIGTERM, _raise_interrupt)
     signal.signal(signal.SIGINT, _raise_interrupt)
+    listen_for_seated_stop()
     setup = WorkerSetup.model_validate_json(setup_json)
     os.environ["TMPDIR"] = setup.tmp_dir.as_posix()
     tempfile.tempdir = None
@@ -154,10 +156,15 @@ class LocalProcessPool:
     def run(self, jobs: Sequence[EpisodeJob], on_result: Callable[[EpisodeRecord], None]) -> None:
         """Run every job once; results arrive through `on_result` in completion order. Interrupted
         (Ctrl-C, SIGTERM), it hands out nothing more and lets the running episodes finish and be
-        reported before it re-raises; a second interrupt abandons them (a resumed run redoes them)."""
+        reported before it re-raises (a person's at once: `stopping.SEATED_STOP`); a second interrupt
+        abandons them (a resumed run redoes them)."""
         try:
             self._run(jobs, on_result)
         except KeyboardInterrupt:
+            for worker in self._workers:
+                if worker.job is not None and worker.process.pid is not None:
+                    with suppress(ProcessLookupError):
+                        os.kill(worker.process.pid, SEATED_STOP)
             self._finish_running(on_result)
             raise
 

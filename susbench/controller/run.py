@@ -136,6 +136,7 @@ def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts |
         browser=browser.kind,
         image=browser.image,
         image_chromium=browser.chromium,
+        study=options.study,
         **inputs.model_dump(),
     )
 

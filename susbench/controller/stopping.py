@@ -1,5 +1,9 @@
 """Stopping a run on SIGINT or SIGTERM: both interrupt it like Ctrl-C, and the signal is remembered so the
-command exits 128 + its number (130, 143), as shells and supervisors expect."""
+command exits 128 + its number (130, 143), as shells and supervisors expect.
+
+A running episode is let finish within its budget, except a person's: a person may take minutes,
+so the pool tells the workers (`SEATED_STOP`) and a person's turn ends at once (`TurnStopped`),
+to be scored and stored like a turn whose time ran out."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from contextlib import contextmanager
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SEATED_STOP = signal.SIGUSR1
+"""Sent by the pool to its busy workers when the run is stopped."""
 
 
 class Stopped(KeyboardInterrupt):
@@ -47,3 +53,42 @@ def stopping_on_signals(notice: str | None = None) -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+class TurnStopped(BaseException):
+    """The run was stopped during a person's turn (a BaseException, like the budget's `Overtime`)."""
+
+
+class _SeatedStop:
+    """In a worker: whether the run asked to stop, and whether a person's turn is running now."""
+
+    asked = False
+    in_turn = False
+
+    @classmethod
+    def note(cls, signum: int, frame: FrameType | None) -> None:
+        cls.asked = True
+        if cls.in_turn:
+            cls.in_turn = False
+            raise TurnStopped
+
+
+def listen_for_seated_stop() -> None:
+    """In a worker process: `SEATED_STOP` marks the run as stopping (and ends a person's turn)."""
+    signal.signal(SEATED_STOP, _SeatedStop.note)
+
+
+@contextmanager
+def seated_turn(seated: bool) -> Iterator[None]:
+    """For a person's turn (`seated`): `TurnStopped` in the block once the run is stopped, at once
+    if it already was."""
+    if not seated:
+        yield
+        return
+    if _SeatedStop.asked:
+        raise TurnStopped
+    _SeatedStop.in_turn = True
+    try:
+        yield
+    finally:
+        _SeatedStop.in_turn = False

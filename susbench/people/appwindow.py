@@ -3,8 +3,8 @@ profile, showing pages from a loopback server whose every path starts with a sec
 
 The episode's page runs in another browser process and profile, so it finds nothing of such a
 window by DOM, events, messages or storage, and cannot guess the token to act through its server.
-Every POST must carry `Content-Type: application/json`, which a cross-site `no-cors` request
-cannot send.
+The window dies with the process that opened it, even by SIGKILL (`die_with_parent`). Every POST
+must carry `Content-Type: application/json`, which a cross-site `no-cors` request cannot send.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pydantic import Field
 from susbench.browser import QUIET_FLAGS, find_chromium
 from susbench.core.errors import BrowserError
 from susbench.core.models import Frozen
+from susbench.people.screen import die_with_parent
 
 NO_FLAG_BAR = "--test-type"
 """Keeps Chromium's "unsupported command-line flag" bar (about --no-sandbox) off the person's screen."""
@@ -91,7 +92,9 @@ class AppWindow:
             f"--app={self.url}",
         ]
         try:
-            self._window = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self._window = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
+            )
         except OSError as exc:
             self.__exit__()
             raise BrowserError(f"{executable}: the person's window failed to start: {exc}") from None

@@ -6,6 +6,10 @@ browser through noVNC, behind a secret token in their link.
         ──► x11vnc (a unix socket in a 0700 folder; no TCP at all) ──► Xvfb (no TCP)
 
 x11vnc injects the person's mouse and keyboard with XTEST, so Chromium sees trusted input.
+
+The link opens the seat's own page (`seat.html`, Debian's noVNC core drawing the screen). When the
+session ends (the last Done, the debrief, a refusal, a stop) the gate tells that page, which shows
+"Thank you — you can close this window" instead of reconnecting, and only then does the seat close.
 """
 
 from __future__ import annotations
@@ -13,17 +17,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fcntl
+import ipaddress
+import json
 import os
 import secrets
 import shutil
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from importlib.resources import files
 from pathlib import Path
-from urllib.parse import quote
 
 from pydantic import Field
 from rich.console import Console
@@ -50,8 +58,27 @@ FORBIDDEN = (
     b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nCache-Control: no-store\r\n"
     b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(REFUSAL), REFUSAL)
 )
-VIEWER = "vnc.html?autoconnect=true&reconnect=true&resize=scale&quality=9&path={path}"
-"""noVNC's full viewer, connecting at once, scaled to the participant's window, at its best picture."""
+SEAT_PAGE = files("susbench.people").joinpath("seat.html").read_bytes()
+SESSION_POLL_S = 20.0
+"""How long the seat page's question "has the session ended?" is held open before it is answered no."""
+END_GRACE_S = 5.0
+"""How long an ending seat waits for the participant's page to take in the end (it then disconnects)."""
+END_MESSAGE = "The session has ended."
+WILDCARDS = ("0.0.0.0", "", "::")
+SIOCGIFADDR = 0x8915
+OFF_MACHINE_NOTE = (
+    "the link is the key to the participant's screen and travels unencrypted: off this machine send "
+    "it only through TLS (a reverse proxy with https in front of the port) or an SSH tunnel "
+    "(ssh -N -L {port}:127.0.0.1:{port} this-machine, then the link with 127.0.0.1)"
+)
+
+
+def _answer(body: bytes, kind: str) -> bytes:
+    head = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nCache-Control: no-store\r\n"
+        f"Referrer-Policy: no-referrer\r\nConnection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 class SeatOptions(Frozen):
@@ -97,7 +124,8 @@ class TokenGate:
     The prefix is stripped; the WebSocket path gets websockify's own token instead, so the link's
     token never travels further and websockify's port is useless without the inner one. Anything else
     gets 403 before a byte reaches websockify. Static requests are sent on with `Connection: close`,
-    so every request on a connection is checked.
+    so every request on a connection is checked. The gate itself answers two paths: "" (the seat
+    page) and "session" (held open until the session ends, or `SESSION_POLL_S`).
     """
 
     def __init__(self, listening: socket.socket, token: str, upstream_port: int, upstream_token: str) -> None:
@@ -110,6 +138,11 @@ class TokenGate:
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
         self._relays: set[asyncio.Task[None]] = set()
+        self._viewers: set[asyncio.StreamWriter] = set()
+        self._ended = asyncio.Event()
+        self._no_viewers = asyncio.Event()
+        self._no_viewers.set()
+        self._end_message = END_MESSAGE
 
     @property
     def port(self) -> int:
@@ -121,6 +154,16 @@ class TokenGate:
         self._server = asyncio.run_coroutine_threadsafe(start, self._loop).result(START_TIMEOUT_S)
         return self
 
+    def end(self, message: str = END_MESSAGE, grace_s: float = END_GRACE_S) -> None:
+        """Tell the participant's page the session is over; wait until it disconnects (or `grace_s`)."""
+        asyncio.run_coroutine_threadsafe(self._end(message, grace_s), self._loop).result(grace_s + 5)
+
+    async def _end(self, message: str, grace_s: float) -> None:
+        self._end_message = message
+        self._ended.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._no_viewers.wait(), grace_s)
+
     def __exit__(self, *exc_info: object) -> None:
         asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(START_TIMEOUT_S)
         self._loop.call_soon_threadsafe(self._loop.stop)
@@ -130,6 +173,7 @@ class TokenGate:
     async def _close(self) -> None:
         """Stop listening and end every relay by closing its sockets (cancelling the tasks that
         asyncio's server started makes it log their cancellation)."""
+        self._ended.set()
         if self._server is not None:
             self._server.close()
         for writer in self._open:
@@ -158,14 +202,36 @@ class TokenGate:
             writer.write(FORBIDDEN)
             await writer.drain()
             return
+        name = forwarded.split(b" ", 2)[1].decode("latin-1").partition("?")[0]
+        if name in ("/", "/session"):
+            writer.write(await self._local(name))
+            await writer.drain()
+            return
         upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self._upstream_port)
         self._open.add(upstream_writer)
+        viewer = name == "/websockify"
+        if viewer:
+            self._viewers.add(writer)
+            self._no_viewers.clear()
         try:
             upstream_writer.write(forwarded)
             await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
         finally:
             self._open.discard(upstream_writer)
             upstream_writer.close()
+            if viewer:
+                self._viewers.discard(writer)
+                if not self._viewers:
+                    self._no_viewers.set()
+
+    async def _local(self, name: str) -> bytes:
+        """The gate's own answers: the seat page, and whether the session has ended."""
+        if name == "/":
+            return _answer(SEAT_PAGE, "text/html; charset=utf-8")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ended.wait(), SESSION_POLL_S)
+        state = {"ended": self._ended.is_set(), "message": self._end_message if self._ended.is_set() else ""}
+        return _answer(json.dumps(state).encode(), "application/json")
 
     def rewrite(self, head: bytes) -> bytes | None:
         """The request head as websockify gets it, or None when the path does not carry the token."""
@@ -212,9 +278,9 @@ def _accepts(port: int) -> bool:
 
 
 def require_novnc() -> None:
-    if not (NOVNC_ROOT / "vnc.html").is_file():
+    if not (NOVNC_ROOT / "core" / "rfb.js").is_file():
         raise SusbenchError(
-            f"noVNC is not installed ({NOVNC_ROOT}/vnc.html is missing); "
+            f"noVNC is not installed ({NOVNC_ROOT}/core/rfb.js is missing); "
             f"expected: apt-get install -y {' '.join(APT_PACKAGES)}"
         )
 
@@ -240,14 +306,22 @@ class RemoteSeat:
         return self._gate.port
 
     @property
+    def links(self) -> list[str]:
+        """The participant's link on every address the gate listens on (a wildcard host: each
+        interface's address, this machine's own network first)."""
+        return [
+            f"http://{f'[{address}]' if ':' in address else address}:{self.port}/{self.token}/"
+            for address in listening_addresses(self.options.host)
+        ]
+
+    @property
     def link(self) -> str:
-        """The participant's link (with a wildcard host, this machine's name stands in for it)."""
-        host = self.options.host
-        if host in ("0.0.0.0", "::", ""):
-            host = socket.getfqdn()
-        shown = f"[{host}]" if ":" in host else host
-        path = quote(f"{self.token}/websockify", safe="")
-        return f"http://{shown}:{self.port}/{self.token}/" + VIEWER.format(path=path)
+        return self.links[0]
+
+    def end(self, message: str = END_MESSAGE) -> None:
+        """Show the participant the end screen (their page, not the seat's screen), before closing."""
+        if self._gate is not None:
+            self._gate.end(message)
 
     def __enter__(self) -> RemoteSeat:
         x11vnc, websockify = require_tool("x11vnc"), require_tool("websockify")
@@ -300,6 +374,7 @@ class RemoteSeat:
 
     def __exit__(self, *exc_info: object) -> None:
         if self._gate is not None:
+            self._gate.end()
             self._gate.__exit__()
             self._gate = None
         for process in reversed(self._processes):
@@ -309,6 +384,39 @@ class RemoteSeat:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+
+def listening_addresses(host: str) -> list[str]:
+    """The addresses a socket bound to `host` answers on: `host` itself, or for a wildcard every
+    interface's (IPv4 for 0.0.0.0; IPv6 for ::, which listens on IPv6 alone), loopback last."""
+    if host not in WILDCARDS:
+        return [host]
+    found = _ipv6_addresses() if host == "::" else _ipv4_addresses()
+    return sorted(found, key=lambda address: ipaddress.ip_address(address).is_loopback)
+
+
+def _ipv4_addresses() -> list[str]:
+    found = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        for _, name in socket.if_nameindex():
+            with contextlib.suppress(OSError):  # an interface without an IPv4 address
+                asked = struct.pack("256s", name.encode()[:15])
+                found.append(socket.inet_ntoa(fcntl.ioctl(probe.fileno(), SIOCGIFADDR, asked)[20:24]))
+    return found
+
+
+def _ipv6_addresses() -> list[str]:
+    """Global and loopback IPv6 addresses (link-local ones need a zone a link cannot carry)."""
+    with contextlib.suppress(OSError), open("/proc/net/if_inet6", encoding="ascii") as table:
+        addresses = [ipaddress.IPv6Address(bytes.fromhex(line.split()[0])) for line in table]
+        return [str(address) for address in addresses if not address.is_link_local]
+    return ["::1"]
+
+
+def seat_notice(seat: RemoteSeat) -> str:
+    """What the researcher is told once the seat is open: each link, then how to send it safely."""
+    lines = [f"participant's link: {link}" for link in seat.links]
+    return "\n".join([*lines, OFF_MACHINE_NOTE.format(port=seat.port)])
 
 
 @contextlib.contextmanager
@@ -326,8 +434,8 @@ def served_display(
     console: Console,
     check: Callable[[], None] = lambda: None,
 ) -> Iterator[None]:
-    """With --serve, this process's display is a remote seat; `check` runs on it, then its link is
-    printed once."""
+    """With --serve, this process's display is a remote seat; `check` runs on it, then its links
+    (one per address it listens on) are printed once, with how to send them off this machine."""
     if not serve:
         if port is not None or host is not None:
             raise SusbenchError("--port and --host belong to --serve; expected --serve with them")
@@ -336,7 +444,7 @@ def served_display(
     seat = SeatOptions(host=host or SeatOptions().host, port=SeatOptions().port if port is None else port)
     with serving_display(seat) as opened:
         check()
-        console.print(f"participant's link: {opened.link}", soft_wrap=True, markup=False, highlight=False)
+        console.print(seat_notice(opened), soft_wrap=True, markup=False, highlight=False)
         yield
 
 

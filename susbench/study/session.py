@@ -2,10 +2,16 @@
 counterbalanced order with a questionnaire after each and breaks between, then the debrief.
 
 Each task is one episode of `susbench run --operator human` (its own controls window, fresh
-profile, scored by the extension), stored under the study's run; the practice task runs without
-a dark pattern (a control episode) in a run of its own, so it never enters the study's rates.
-Participant k's episodes are repeat k of their run, so every participant's episodes have their own
-keys, and a session started again skips every task whose episode and answers are stored.
+profile, scored by the extension), stored under the participant's own run: the run identity holds
+the study and the participant, so no other run (a plain `run --operator human`, another
+participant) shares its episodes. The practice task runs without a dark pattern (a control
+episode) in a run of its own, so it never enters the study's rates. Participant k's episodes are
+repeat k of their run (so the injections drawn differ between participants), and a session started
+again skips every task whose episode and answers are stored.
+
+A stop (SIGINT, SIGTERM) ends the session at once, wherever it is: a task in progress is stored as
+the controller stores a stopped person's turn (`error`, reason "stopped after N s: ...", unless the
+participant had already decided the pattern), answers not yet given are not stored.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import signal
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,9 +36,11 @@ from susbench.controller import (
     run_benchmark,
     run_identity,
 )
+from susbench.controller.identity import StudyRun
 from susbench.controller.options import check_options, snapshot_facts
 from susbench.controller.planning import Planner
 from susbench.controller.run import load_materials
+from susbench.controller.stopping import stop_signal
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.models import Frozen, Injection, Task
 from susbench.people.appwindow import Placement
@@ -43,6 +52,7 @@ from susbench.people.questionnaire import (
     read_text_file,
 )
 from susbench.people.study_window import Button, Screen, StudyWindow
+from susbench.results.store import canonical_json
 from susbench.study.design import participant_order
 from susbench.study.storage import StudySession, StudySettings, StudyStore, TaskResponse
 
@@ -127,9 +137,29 @@ class Step(NamedTuple):
 class StudyResult(Frozen):
     participant: str
     state: str
-    ran: int = 0
-    skipped: int = 0
+    ran: int = Field(default=0, description="tasks whose episode this invocation ran and stored")
+    skipped: int = Field(default=0, description="tasks done (episode and answers) before it")
     interrupted_by: int | None = None
+    stopped_at: str = Field(default="", description="what the participant was shown when the stop came")
+
+
+def session_line(result: StudyResult, db: Path) -> str:
+    """What the command says at the end: the counts, and after a stop what became of the session."""
+    counts = f"{result.ran} tasks run now, {result.skipped} already done"
+    if result.interrupted_by is None:
+        return (
+            f"participant {result.participant}: {result.state}; {counts}; results in {db} "
+            "(tables study_sessions, responses; view study_responses)"
+        )
+    name = signal.Signals(result.interrupted_by).name
+    if result.state == "not started":
+        where = result.stopped_at or "before consent"
+        return f"participant {result.participant}: stopped by {name} {where}; nothing is stored"
+    return (
+        f"participant {result.participant}: stopped by {name} {result.stopped_at}; {counts}; a task in "
+        "progress is stored as the stopped episode it is (outcome error, unless the pattern was already "
+        "decided), answers not given are not; the same command resumes the session"
+    )
 
 
 def check_participant(participant: str) -> str:
@@ -140,6 +170,17 @@ def check_participant(participant: str) -> str:
             "A-Z a-z 0-9 _ - (e.g. P07); never a participant's name"
         )
     return participant
+
+
+def study_digest(options: StudyOptions, practice: str | None, questionnaire_sha256: str) -> str:
+    """What defines the study (its tasks, practice task, seed and questionnaire), as a short digest."""
+    defined = {
+        "tasks": options.tasks,
+        "practice": practice,
+        "seed": options.seed,
+        "questionnaire_sha256": questionnaire_sha256,
+    }
+    return "study-" + hashlib.sha256(canonical_json(defined).encode()).hexdigest()[:16]
 
 
 def one_episode(task_id: str, repeat: int) -> Planner:
@@ -179,13 +220,20 @@ class Study:
         self.tasks = {task.id: task for task in materials.tasks}
         chosen = select_tasks(materials.tasks, options.tasks, materials.injections)
         self.task_ids = [task.id for task in chosen]
-        self.study_options = base
-        self.run_id = run_identity(base, materials.inputs).run_id()
         practice = self._practice_task(options.practice, set(self.task_ids))
+        questionnaire_sha256 = hashlib.sha256(options.questionnaire.read_bytes()).hexdigest()
+        study = study_digest(options, practice, questionnaire_sha256)
+        self.study_options = base.model_copy(
+            update={"study": StudyRun(study=study, participant=options.participant)}
+        )
+        self.run_id = run_identity(self.study_options, materials.inputs).run_id()
         self.practice_options = None
         self.practice_run_id = None
         if practice is not None:
-            self.practice_options = base.model_copy(update={"tasks": practice, "control_rate": 1.0})
+            practice_run = StudyRun(study=study, participant=options.participant, practice=True)
+            self.practice_options = base.model_copy(
+                update={"tasks": practice, "control_rate": 1.0, "study": practice_run}
+            )
             self.practice_run_id = run_identity(self.practice_options, materials.inputs).run_id()
         self.settings = StudySettings(
             tasks=options.tasks,
@@ -193,7 +241,7 @@ class Study:
             seed=options.seed,
             run_id=self.run_id,
             practice_run_id=self.practice_run_id,
-            questionnaire_sha256=hashlib.sha256(options.questionnaire.read_bytes()).hexdigest(),
+            questionnaire_sha256=questionnaire_sha256,
         )
 
     def _practice_task(self, asked: str | None, studied: set[str]) -> str | None:
@@ -219,7 +267,18 @@ class Study:
         return StudyStore(self.options.db)
 
     def run(self) -> StudyResult:
-        """The whole session, or what is left of it."""
+        """The whole session, or what is left of it; a stop (SIGINT, SIGTERM) ends it at once."""
+        participant = self.options.participant
+        self._result = StudyResult(participant=participant, state="not started", stopped_at="at consent")
+        try:
+            return self._run()
+        except KeyboardInterrupt as exc:
+            return self._result.model_copy(update={"interrupted_by": stop_signal(exc)})
+
+    def _now_at(self, stopped_at: str, **counts: int) -> None:
+        self._result = self._result.model_copy(update={"stopped_at": stopped_at, **counts})
+
+    def _run(self) -> StudyResult:
         participant = self.options.participant
         with self._store() as study:
             session = study.session(participant)
@@ -237,6 +296,8 @@ class Study:
                     self.say(f"participant {participant} declined; only the refusal is stored")
                     return StudyResult(participant=participant, state="declined")
             else:
+                self._result = self._result.model_copy(update={"state": "consented"})
+                self._now_at("at the welcome back screen")
                 window.ask(welcome_back_screen())
             return self._tasks(window, session)
 
@@ -264,7 +325,9 @@ class Study:
                 return None
             row = study.next_design_row()
             order = participant_order(self.task_ids, self.options.seed, row)
-            return study.consent(self.options.participant, row, order, self.settings, now)
+            session = study.consent(self.options.participant, row, order, self.settings, now)
+        self._result = self._result.model_copy(update={"state": "consented"})
+        return session
 
     def _steps(self, session: StudySession) -> list[Step]:
         steps = []
@@ -281,36 +344,40 @@ class Study:
     def _tasks(self, window: StudyWindow, session: StudySession) -> StudyResult:
         assert session.design_row is not None
         repeat = session.design_row
-        result = StudyResult(participant=session.participant, state="consented")
         with self._store() as study:
             answered = study.answered_tasks(session)
             stored = study.store.stored_episode_ids(self.run_id) | (
                 study.store.stored_episode_ids(self.practice_run_id) if self.practice_run_id else set()
             )
-        steps = self._steps(session)
         total = len(session.task_order)
-        for step in steps:
+        for step in self._steps(session):
+            ran, skipped = self._result.ran, self._result.skipped
             episode = episode_key(step.run_id, step.task.id, repeat)
             label = "the practice task" if step.practice else f"task {step.position} of {total}"
             if step.task.id in answered and episode in stored:
-                result = result.model_copy(update={"skipped": result.skipped + 1})
+                self._now_at(f"after {label}", skipped=skipped + 1)
                 continue
             if episode not in stored:
                 heading = "Practice" if step.practice else f"Task {step.position} of {total}"
                 window.show(starting_screen(heading, f"Starting {label}"))
                 self.say(f"{session.participant}: {label} ({step.task.id})")
+                self._now_at(f"during {label}")
                 summary = run_benchmark(step.options, plan=one_episode(step.task.id, repeat))
                 if summary.interrupted:
-                    return result.model_copy(update={"interrupted_by": summary.stop_signal})
-                result = result.model_copy(update={"ran": result.ran + 1})
+                    self._now_at(f"during {label}", ran=ran + summary.stored)
+                    return self._result.model_copy(update={"interrupted_by": summary.stop_signal})
+                self._now_at(f"after {label}", ran=ran + summary.stored)
             if step.task.id not in answered:
+                self._now_at(f"at the questions after {label}")
                 self._ask_questions(window, session, step, episode, label)
             if self._break_due(step, total):
+                self._now_at(f"at the break after {label}")
                 window.ask(break_screen(step.position, total))
+        self._now_at("at the debrief")
         window.ask(debrief_screen(self.debrief))
         with self._store() as study:
             study.finish(session, datetime.now(UTC).replace(tzinfo=None))
-        return result.model_copy(update={"state": "finished"})
+        return self._result.model_copy(update={"state": "finished", "stopped_at": ""})
 
     def _break_due(self, step: Step, total: int) -> bool:
         every = self.options.break_every
