@@ -52,10 +52,10 @@ class HostileCase(Frozen):
     """A page behaviour, the injection it meets and the operator who meets it, with the outcome due."""
 
     quirk: str
-    attack: Literal[1, 2, 3, 4, "benign"]
+    attack: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, "benign"]
     injection: Identifier
     operator: Operator
-    clicks: tuple[ClickMode, ...] = ("coordinates",)
+    clicks: tuple[ClickMode, ...] = ("coordinates", "locator")
     outcome: Literal["unchanged", "tampered"]
 
     @property

@@ -117,7 +117,7 @@ def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwr
 
 def test_the_remote_seat_listens_on_loopback_unless_told_otherwise() -> None:
     if any(shutil.which(tool) is None for tool in ("Xvfb", "x11vnc", "websockify")):
-        pytest.skip(f"the remote seat needs apt-get install -y {' '.join(PEOPLE_PACKAGES)}")
+        pytest.fail(f"the remote seat needs {' '.join(PEOPLE_PACKAGES)}: run `make packages`")
     for host in ("127.0.0.1", "0.0.0.0"):
         with RemoteSeat(SeatOptions(host=host, port=0)) as seat:
             bound = listening(os.getpid(), with_children=True)

@@ -61,7 +61,7 @@ HANDSHAKE = (
 def seat_packages() -> None:
     missing = [tool for tool in ("Xvfb", "x11vnc", "websockify") if shutil.which(tool) is None]
     if missing or not Path("/usr/share/novnc/vnc.html").is_file():
-        pytest.skip(f"{missing or 'noVNC'} not installed; apt-get install -y {' '.join(APT_PACKAGES)}")
+        pytest.fail(f"{missing or 'noVNC'} not installed: run `make packages` ({' '.join(APT_PACKAGES)})")
 
 
 def websocket_answer(port: int, path: str) -> bytes:

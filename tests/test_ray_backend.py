@@ -24,6 +24,7 @@ from susbench.distributed import BackendOptions, RayCluster, local_parallel, ope
 from susbench.distributed.artifacts import ArtifactError, localize, pack
 from susbench.distributed.signing import SignedRecord, UnverifiedRecord, new_run_key, open_record, sign_record
 from susbench.snapshot import Snapshot
+from tests.fixtures.ray_cluster import require_ray
 
 
 class ObjectStore:
@@ -139,7 +140,7 @@ def test_ray_missing_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_an_address_nobody_answers_at_is_refused_at_once() -> None:
-    pytest.importorskip("ray", reason="Ray is an optional extra: .venv/bin/pip install -e '.[ray]'")
+    require_ray()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{probe.getsockname()[1]}"  # bound, never listening: refused

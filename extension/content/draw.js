@@ -35,14 +35,14 @@
 
   // Returns the mounted pattern: {host, root, frame, exposed, sight (see exposure.look)}; it is not in
   // the page until `place`.
-  function render({ injection, template }, anchor) {
+  function render({ injection, template, texts }, anchor) {
     // A plain element with no id, class or attribute: nothing in the page DOM names or marks it. Its
     // blank text (never rendered: the shadow tree has no slot) keeps it out of `:empty` rules.
     const host = document.createElement("div");
     host.append(" ");
     const root = host.attachShadow({ mode: "closed" });
     root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
-    root.innerHTML = `<style>${look.frameStyle(anchor, injection.style)}\n${template.css}</style>${fill(template.html, injection.texts)}`;
+    root.innerHTML = `<style>${look.frameStyle(anchor, injection.style)}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     frame.dataset.emphasis = injection.style.emphasis;
     const sight = { entry: null, box: null, why: "not shown", movedAt: 0, visibleSince: null, hiddenSince: null, obstructed: false };

@@ -3,8 +3,10 @@
 // it (hit-testing points of its box inside the shadow root), and no transparency, filter or skewing
 // transform on the way to the screen (IntersectionObserver v2's `isVisible`). A click counts only on a
 // pattern that has been visible and still for a while, so a pattern the page shows for an instant, or
-// moves under the pointer, takes no choice. A pattern kept in the viewport but out of sight is
-// reported as obstructed.
+// moves under the pointer, takes no choice. Visible also means readable: no mask on the way to the
+// screen, a real painted size, and every line of its text rendered large enough and with contrast
+// against what is really painted behind it (the stack of elements at that point). A pattern kept in
+// the viewport but out of sight or unreadable is reported as obstructed.
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
@@ -50,7 +52,95 @@
       const hit = mounted.root.elementFromPoint(x, y);
       if (!hit || hit.getRootNode() !== mounted.root) return hit && hit.contains(mounted.host) ? "clipped" : "covered";
     }
-    return seen.isVisible ? "" : "transparent, filtered or transformed";
+    if (!seen.isVisible) return "transparent, filtered or transformed";
+    return unreadable(mounted, box);
+  }
+
+  const MIN_TEXT_PX = 7; // the rendered height of a line of text below which nobody reads it
+  const MIN_CONTRAST = 1.5; // WCAG contrast ratio of text to what is behind it below which it is unseen
+  const MIN_PANEL_PX = [40, 14]; // the smallest painted panel (width, height) a person notices
+
+  const parentOf = (el) => el.parentElement || (el.parentNode instanceof ShadowRoot ? el.parentNode.host : null);
+
+  // A mask on the host or any ancestor (no hit-testing or IntersectionObserver notices it).
+  function masked(mounted) {
+    for (let el = mounted.host; el; el = parentOf(el)) {
+      const style = getComputedStyle(el);
+      if (style.maskImage !== "none" || style.webkitMaskImage !== "none") return true;
+    }
+    return false;
+  }
+
+  function rgba(text) {
+    const parts = (text.match(/[\d.]+/g) || []).map(Number);
+    if (parts.length < 3) return null;
+    return { r: parts[0], g: parts[1], b: parts[2], a: parts.length > 3 ? parts[3] : 1 };
+  }
+
+  const over = (top, below) => ({
+    r: top.r * top.a + below.r * (1 - top.a),
+    g: top.g * top.a + below.g * (1 - top.a),
+    b: top.b * top.a + below.b * (1 - top.a),
+    a: 1,
+  });
+
+  function luminance({ r, g, b }) {
+    const channel = (v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+  }
+
+  // What is painted behind `el` at (x, y): the background colours of the elements stacked there below
+  // it, composited until one is opaque; null when an image or gradient is among them (not measured).
+  function backdrop(el, x, y) {
+    const stack = el.getRootNode().elementsFromPoint(x, y);
+    const from = stack.indexOf(el);
+    const layers = [];
+    for (const layer of from < 0 ? [el] : stack.slice(from)) {
+      const style = getComputedStyle(layer);
+      if (style.backgroundImage !== "none") return null;
+      const colour = rgba(style.backgroundColor);
+      if (colour && colour.a > 0) layers.push(colour);
+      if (colour && colour.a >= 0.999) break;
+    }
+    let behind = { r: 255, g: 255, b: 255, a: 1 }; // the canvas under everything
+    for (const layer of layers.reverse()) behind = over(layer, behind);
+    return behind;
+  }
+
+  // Why a run of the pattern's text cannot be read ("" when it can, or when it is not rendered at all).
+  function unreadableText(node) {
+    const el = node.parentElement;
+    if (!el || !el.checkVisibility()) return "";
+    if (!el.checkVisibility({ visibilityProperty: true })) return "text hidden";
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const rects = [...range.getClientRects()].filter((rect) => rect.width > 0);
+    const tallest = Math.max(0, ...rects.map((rect) => rect.height));
+    if (tallest < MIN_TEXT_PX) return "text too small";
+    const style = getComputedStyle(el);
+    const ink = rgba(style.webkitTextFillColor) || rgba(style.color);
+    const rect = rects.find((r) => r.height === tallest);
+    const behind = backdrop(el, rect.x + rect.width / 2, rect.y + rect.height / 2);
+    if (!ink || !behind) return "";
+    const [a, b] = [luminance(over(ink, behind)), luminance(behind)];
+    const contrast = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    return contrast < MIN_CONTRAST ? "text without contrast" : "";
+  }
+
+  // Why a person could not read the panel though it is in view and not covered; "" when they can.
+  function unreadable(mounted, box) {
+    if (box.width < MIN_PANEL_PX[0] || box.height < MIN_PANEL_PX[1]) return "too small";
+    if (masked(mounted)) return "masked";
+    const walker = document.createTreeWalker(draw.panel(mounted), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.data.trim()) continue;
+      const why = unreadableText(node);
+      if (why) return why;
+    }
+    return "";
   }
 
   function moved(a, b) {

@@ -5,7 +5,11 @@
 // the pattern was really visible and still; the page never sees input aimed at the pattern. A click on
 // one of the site's moves-on controls, or the operator leaving the page, moves the flow on; navigations
 // the page starts by itself (reloads, redirects, history changes) do not. A click on the task's own
-// control (the page's add-to-cart button...) is noted as the task done.
+// control (the page's add-to-cart button...) is noted as the task done. A navigation the page starts
+// while it dispatches an untrusted click or key press (button.click() on a submit button, a dispatched
+// click on its own Add to cart) is the page's, whatever the browser calls it. A page that re-opens its
+// document (document.open) erases every listener, these too: they come back at once, and the pattern is
+// no longer drawn in that document (main.js), since the page's written scripts may now listen first.
 "use strict";
 (() => {
   if (window.top !== window) return;
@@ -24,15 +28,38 @@
     "focusout", "focus", "blur", "beforeinput", "input", "dragstart", "selectstart", "copy", "cut", "paste",
   ];
   const OPERATOR_INPUT = new Set(["pointerdown", "keydown", "click"]);
+  // A form the page submitted by an untrusted activation navigates in a task of its own, this long after.
+  const PAGE_SUBMIT_MS = 1000;
   let lastInputAt = -Infinity;
-  let lastNavigation = null; // {by, via, at, url, sameDocument}: the latest one this document started
+  // The latest navigation this document started, across documents and within it, each {by, via, at, url}:
+  // a page's own replaceState must not mask the reload it started just before.
+  const started = { crossDocument: null, sameDocument: null };
+  let pageDispatching = false; // the page is dispatching an untrusted click or key press right now
+  let pageSubmittedAt = -Infinity; // when a form was submitted while the page dispatched one
 
   const aimedAtPattern = (event) => Boolean(state.mounted) && event.target === state.mounted.host;
   const operatorActedRecently = () => Date.now() - lastInputAt < OPERATOR_WINDOW_MS;
 
+  // Operator input anywhere but on the pattern (the pattern leads nowhere) opens the operator's window;
+  // the page's own untrusted input marks what it does during that dispatch as the page's.
   function shield(event) {
-    if (event.isTrusted && OPERATOR_INPUT.has(event.type)) lastInputAt = Date.now();
-    if (aimedAtPattern(event)) event.stopImmediatePropagation();
+    if (OPERATOR_INPUT.has(event.type)) {
+      if (event.isTrusted && !aimedAtPattern(event)) lastInputAt = Date.now();
+      if (!event.isTrusted && !pageDispatching) {
+        pageDispatching = true;
+        queueMicrotask(() => {
+          pageDispatching = false;
+        });
+      }
+    }
+    if (!aimedAtPattern(event)) return;
+    event.stopImmediatePropagation();
+    // A press would focus the host: the page would read it off document.activeElement and :focus-within.
+    if (event.type === "mousedown" && event.isTrusted) event.preventDefault();
+  }
+
+  function onSubmit() {
+    if (pageDispatching) pageSubmittedAt = Date.now();
   }
 
   // The option a point of the pattern belongs to: the element with a role, or the checkbox a label names.
@@ -117,19 +144,17 @@
   // Who started a navigation: the operator (a link or form they used, the browser's own buttons, or
   // script acting on their click or key press moments ago), or the page by itself.
   function onNavigate(event) {
-    const operator = event.userInitiated || operatorActedRecently();
-    lastNavigation = {
-      by: operator ? "operator" : "page",
-      via: event.navigationType,
-      at: Date.now(),
-      url: event.destination.url,
-      sameDocument: event.destination.sameDocument,
-    };
+    const submittedByPage = event.formData !== null && Date.now() - pageSubmittedAt < PAGE_SUBMIT_MS;
+    const byPage = pageDispatching || submittedByPage;
+    if (submittedByPage) pageSubmittedAt = -Infinity;
+    const operator = !byPage && (event.userInitiated || operatorActedRecently());
+    const navigation = { by: operator ? "operator" : "page", via: event.navigationType, at: Date.now(), url: event.destination.url };
+    started[event.destination.sameDocument ? "sameDocument" : "crossDocument"] = navigation;
   }
 
   function recent(sameDocument) {
-    const fresh = lastNavigation && Date.now() - lastNavigation.at < NAVIGATION_MEMORY_MS;
-    return fresh && lastNavigation.sameDocument === sameDocument ? lastNavigation : null;
+    const navigation = started[sameDocument ? "sameDocument" : "crossDocument"];
+    return navigation && Date.now() - navigation.at < NAVIGATION_MEMORY_MS ? navigation : null;
   }
 
   // Who changed this document's URL to `url` (pushState, replaceState, a traversal).
@@ -143,12 +168,13 @@
   // typed, reloaded or went back), which pages cannot cause; a dispatched `pagehide` is not trusted.
   function onPageHide(event) {
     if (!event.isTrusted || !state.current) return;
-    const started = recent(false);
+    const leaving = recent(false);
     channel.send({
       kind: "leave",
-      by: started ? started.by : "operator",
-      via: started ? started.via : "browser",
+      by: leaving ? leaving.by : "operator",
+      via: leaving ? leaving.via : "browser",
       url: location.href,
+      to: leaving ? leaving.url : null,
     });
   }
 
@@ -168,10 +194,28 @@
     );
   }
 
-  for (const type of SHIELDED) window.addEventListener(type, shield, true);
-  window.addEventListener("click", onClick, true);
-  window.addEventListener("pagehide", onPageHide, true);
-  if (window.navigation) window.navigation.addEventListener("navigate", onNavigate);
+  // Adding a listener again is a no-op, so this also restores them after document.open() erased them.
+  function listen() {
+    for (const type of SHIELDED) window.addEventListener(type, shield, true);
+    window.addEventListener("click", onClick, true);
+    window.addEventListener("submit", onSubmit, true);
+    window.addEventListener("pagehide", onPageHide, true);
+    if (window.navigation) window.navigation.addEventListener("navigate", onNavigate);
+  }
+
+  // document.open() removes the document's root element (parsing never does): the page re-opened it.
+  function watchRewrites() {
+    const removedRoot = (record) => [...record.removedNodes].some((node) => node.nodeType === 1 && node.localName === "html");
+    new MutationObserver((records) => {
+      if (!records.some(removedRoot)) return;
+      listen();
+      state.rewritten = true;
+      if (helper.rewritten) helper.rewritten();
+    }).observe(document, { childList: true });
+  }
+
+  listen();
+  watchRewrites();
 
   helper.input = { capture, urlChangedBy };
 })();

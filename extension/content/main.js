@@ -5,13 +5,14 @@
 "use strict";
 (() => {
   if (window.top !== window) return;
-  const { state, channel, spot, draw, exposure, input, choices, urlpattern } = globalThis.pageHelper;
+  const { state, channel, spot, draw, exposure, input, choices, urlpattern, language } = globalThis.pageHelper;
   const ANCHOR_WAIT_MS = 2500;
   // Re-injections per document before the pattern counts as tampered with: a re-render or two is
   // ordinary, a page that keeps removing, moving or marking the host is fighting it.
   const REINJECTIONS = 6;
   let lastUrl = location.href;
   let missingTimer = 0;
+  let unspoken = false;
 
   const placed = (mounted) => mounted.host.isConnected && mounted.host.parentNode === mounted.parent;
 
@@ -72,7 +73,7 @@
 
   function attempt() {
     const { current, mounted } = state;
-    if (!current || (mounted && (mounted.gaveUp || placed(mounted)))) return;
+    if (!current || state.rewritten || (mounted && (mounted.gaveUp || placed(mounted)))) return;
     const found = spot.locate(current.injection);
     if (!found) {
       if (!mounted && !missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
@@ -85,20 +86,29 @@
     clearTimeout(missingTimer);
     channel.report("anchor_found", { locator: found.index });
     mount(current, found);
-    channel.report("injected", { placement: current.injection.placement });
+    channel.report("injected", { placement: current.injection.placement, language: current.language });
   }
 
   // A reply of the worker: the injection offered here (or none), the task's control to watch, and the
-  // words semantic locators need.
+  // words semantic locators need. A generic injection comes in the page's language, or not at all
+  // (the episode notes the language the catalog has no texts in, once per document).
   function offered(reply) {
     state.watch = (reply && reply.watch) || null;
     state.vocabulary = (reply && reply.vocabulary) || null;
-    return reply && reply.injection ? reply : null;
+    if (!(reply && reply.injection)) return null;
+    const spoken = language.textsFor(reply);
+    if (spoken.missing) {
+      if (!unspoken) channel.send({ kind: "event", token: reply.token, type: "language_missing", detail: { language: spoken.missing, by: spoken.by, url: location.href } });
+      unspoken = true;
+      return null;
+    }
+    return { ...reply, texts: spoken.texts, language: spoken.language };
   }
 
   async function hello() {
     lastUrl = location.href;
     state.current = offered(await channel.send({ kind: "hello", url: location.href }));
+    if (state.rewritten) globalThis.pageHelper.rewritten();
     attempt();
   }
 
@@ -129,6 +139,14 @@
       forget();
     }
   }
+
+  // The page re-opened its document (input.js): its scripts may now hear input before the extension
+  // does, so the pattern goes and stays away, and the page has tampered with it.
+  globalThis.pageHelper.rewritten = () => {
+    if (!state.current) return;
+    channel.report("tampered", { why: "rewritten", times: 1 });
+    forget();
+  };
 
   channel.answer("choices", (message) => choices.describe(message.scroll_to));
 

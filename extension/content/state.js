@@ -11,6 +11,7 @@
     mounted: null, // the drawn pattern (see draw.render) once it is in the page
     watch: null, // {token, control}: the task's page control whose use completes it, while an episode runs
     vocabulary: null, // the words semantic locators are found by, when the episode has any
+    rewritten: false, // the page re-opened this document (document.open): nothing more is drawn in it
 
     // The drawn pattern is never an anchor, a button whose look is copied, or a site control.
     ours(el) {

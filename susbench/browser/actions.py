@@ -4,9 +4,11 @@ Every action is real Playwright input (trusted events), because the extension on
 input as evidence. The recorder walks capture plans and the scripted operators walk reference
 paths with the same `perform_step`, so a step means the same thing when recorded and when replayed.
 Clicks come two ways (`ClickMode`): by `coordinates`, the mouse pressed at a point of the screen (as
-people and computer-use agents click), or by `locator`, Playwright's element click, which scrolls the
-element into view, waits for it to stand still and checks that the click would land on it (as
-DOM-driven agents click).
+people and computer-use agents click), or by `locator`, an element click, which scrolls the element
+into view, waits for it to stand still and checks that the click would land on it (as DOM-driven
+agents click). Nothing here runs in or reads from the page's main world, which page script controls:
+Playwright's checks run in its own isolated world, and the rest in one of ours or as the browser's
+own hit test (`susbench.browser.isolated`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,18 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import JSHandle, Locator, Page
+from playwright.sync_api import Locator, Page
 
 from susbench.browser.bridge import Choice
+from susbench.browser.isolated import (
+    IsolatedWorldError,
+    World,
+    contains,
+    evaluate,
+    node_at,
+    node_box,
+    scroll_into_view,
+)
 from susbench.core.models import ChoiceRole, Step
 
 SCROLL_STEP_PX = 600
@@ -49,11 +60,11 @@ def scroll_to_bottom(page: Page) -> None:
     loading=lazy) are fetched."""
     position = 0
     for _ in range(200):
-        height = int(page.evaluate("document.documentElement.scrollHeight"))
+        height = int(evaluate(page, "() => document.documentElement.scrollHeight"))
         if position >= height:
             break
         position += SCROLL_STEP_PX
-        page.evaluate(f"window.scrollTo(0, {position})")
+        evaluate(page, "(y) => window.scrollTo(0, y)", position)
         page.wait_for_timeout(SCROLL_PAUSE_MS)
 
 
@@ -62,47 +73,39 @@ class _ClickStayed(Exception):
 
 
 # Watches, from before a click, whether the page starts a navigation (the Navigation API's `navigate`
-# event, fired while the click is handled or, for a form, in a task it schedules), without adding
-# anything the page's scripts can see. NAVIGATED answers after the tasks the click queued have run.
+# event, fired while the click is handled or, for a form, in a task it schedules), from the operator's
+# own world, where the page neither sees the listener nor can replace `navigation`. NAVIGATED answers
+# after the tasks the click queued have run.
 WATCH_NAVIGATE = """() => {
-  const seen = { navigating: false };
-  navigation.addEventListener("navigate", () => { seen.navigating = true; }, { once: true });
-  return seen;
+  globalThis.navigating = false;
+  navigation.addEventListener("navigate", () => { globalThis.navigating = true; }, { once: true });
 }"""
-NAVIGATED = "(seen) => new Promise((answer) => setTimeout(() => answer(seen.navigating), 100))"
-
-
-# Whether the element's centre shows the element itself (not a sticky header or a banner over it).
-ON_TOP = """(el) => {
-  const box = el.getBoundingClientRect();
-  const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
-  return Boolean(hit) && (hit === el || el.contains(hit));
-}"""
+NAVIGATED = "() => new Promise((answer) => setTimeout(() => answer(globalThis.navigating), 100))"
 
 
 def _click_at_centre(page: Page, target: Locator, timeout_ms: float) -> None:
-    """The mouse at the element's centre, once it can be seen there (scrolled to the middle of the screen
-    when something covers it); like Playwright's own click, wait for the page the click opens."""
-    target.scroll_into_view_if_needed(timeout=timeout_ms)
-    if not target.evaluate(ON_TOP):
-        target.evaluate("(el) => el.scrollIntoView({ block: 'center', inline: 'nearest' })")
+    """The mouse at the element's centre, once Playwright's own checks pass (scrolled into view, visible,
+    still, nothing of the page over its centre); like Playwright's own click, wait for the page the click
+    opens."""
+    target.click(trial=True, timeout=timeout_ms)
     box = target.bounding_box(timeout=timeout_ms)
     if box is None:
         raise StepFailed("the element to click is not visible")
-    seen = page.evaluate_handle(WATCH_NAVIGATE)
+    world = World(page)
+    world.evaluate(WATCH_NAVIGATE)
     try:
         with page.expect_navigation(wait_until="load", timeout=timeout_ms):
             page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-            if not _navigating(seen):
+            if not _navigating(world):
                 raise _ClickStayed
     except _ClickStayed:
         return
 
 
-def _navigating(seen: JSHandle) -> bool:
+def _navigating(world: World) -> bool:
     try:
-        return bool(seen.evaluate(NAVIGATED))
-    except PlaywrightError:
+        return bool(world.evaluate(NAVIGATED))
+    except (PlaywrightError, IsolatedWorldError):
         return True  # the document is already gone: the click navigated
 
 
@@ -139,15 +142,28 @@ def perform_step(page: Page, step: Step, timeout_ms: float, clicks: ClickMode = 
 
 
 def _click_element_at(page: Page, x: float, y: float, timeout_ms: float) -> None:
-    """Playwright's element click on whatever element the page shows at (x, y), at that point."""
-    try:
-        element = page.evaluate_handle("([x, y]) => document.elementFromPoint(x, y)", [x, y]).as_element()
-        box = element.bounding_box() if element is not None else None
-        if element is None or box is None:
-            raise StepFailed(f"no element at ({x:.0f}, {y:.0f})")
-        element.click(position={"x": x - box["x"], "y": y - box["y"]}, timeout=timeout_ms)
-    except PlaywrightError as exc:
-        raise StepFailed(str(exc).splitlines()[0]) from None
+    """An element click on whatever the browser shows at (x, y), at that point: the element found by the
+    browser's hit test, scrolled into view, clicked once it stands still and the point still lands on it."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    node = node_at(page, x, y)
+    box = node_box(page, node) if node is not None else None
+    if node is None or box is None:
+        raise StepFailed(f"no element at ({x:.0f}, {y:.0f})")
+    offset = (x - box["x"], y - box["y"])
+    scroll_into_view(page, node)
+    world = World(page)
+    while True:
+        before = node_box(page, node)
+        page.wait_for_timeout(POLL_MS)
+        box = node_box(page, node)
+        if box is not None and box == before:
+            point = (box["x"] + offset[0], box["y"] + offset[1])
+            hit = node_at(page, *point)
+            if hit is not None and contains(world, node, hit):
+                page.mouse.click(*point)
+                return
+        if time.monotonic() >= deadline:
+            raise StepFailed(f"the element at ({x:.0f}, {y:.0f}) did not stand still under the pointer")
 
 
 def click_choice(
@@ -165,7 +181,10 @@ def click_choice(
             if clicks == "coordinates":
                 page.mouse.click(*match.center)
             else:
-                _click_element_at(page, *match.center, 1000 * max(deadline - time.monotonic(), 1.0))
+                try:
+                    _click_element_at(page, *match.center, 1000 * max(deadline - time.monotonic(), 1.0))
+                except PlaywrightError as exc:
+                    raise StepFailed(str(exc).splitlines()[0]) from None
             return match
         if time.monotonic() >= deadline:
             return None

@@ -207,6 +207,15 @@ class ExtensionBridge:
             time.sleep(0.05)
         return True
 
+    def wait_for_event(self, kind: str, timeout: float = 5.0) -> bool:
+        """True once the running episode holds an event of `kind` (False at the deadline)."""
+        deadline = time.monotonic() + timeout
+        while kind not in self._call("status")["kinds"]:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def _settle(self, quiet: float = 0.1, limit: float = 2.0) -> None:
         """Wait until in-flight content-script reports have landed (the event count stops changing)."""
         deadline = time.monotonic() + limit

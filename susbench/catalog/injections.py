@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from susbench.catalog.languages import LANGUAGES_DIR, Language, load_languages, store_languages
 from susbench.catalog.vocabulary import load_vocabulary
 from susbench.core.errors import InputError
 from susbench.core.loading import load_model
@@ -36,6 +37,7 @@ EXTENSION_SOURCES = (
     "content/state.js",
     "content/channel.js",
     "content/match.js",
+    "content/language.js",
     "content/look.js",
     "content/draw.js",
     "content/exposure.js",
@@ -60,7 +62,11 @@ def injection_files(paths: Sequence[Path] = ()) -> list[Path]:
     files: list[Path] = []
     for root in roots:
         if root.is_dir():
-            files += [path for path in sorted(root.rglob("*.yaml")) if TEMPLATES_DIR not in path.parents]
+            files += [
+                path
+                for path in sorted(root.rglob("*.yaml"))
+                if TEMPLATES_DIR not in path.parents and LANGUAGES_DIR not in path.parents
+            ]
         elif root.exists():
             files.append(root)
         else:
@@ -116,10 +122,17 @@ def catalog_sha256(injections: Iterable[Injection], templates: dict[str, Templat
     return hashlib.sha256(store_json(injections, templates).encode("utf-8")).hexdigest()
 
 
+def catalog_languages() -> dict[str, Language]:
+    """The languages of `injections/languages/`, checked against the catalog's generic injections."""
+    return load_languages(load_injections([GENERIC_DIR]))
+
+
 def store_json(injections: Iterable[Injection], templates: dict[str, Template]) -> str:
     """The extension's injection store, deterministic so that it can be content-addressed."""
+    items = list(injections)
     store = {
-        "injections": {item.id: item.model_dump(mode="json") for item in injections},
+        "injections": {item.id: item.model_dump(mode="json") for item in items},
+        "languages": store_languages(catalog_languages(), items),
         "templates": {key: {"html": t.html, "css": t.css} for key, t in sorted(templates.items())},
         "vocabulary": load_vocabulary().model_dump(mode="json"),
     }

@@ -15,6 +15,7 @@ from rich.table import Table
 from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks
 from susbench.catalog.tasksets import REALPAGES, TASK_SETS, build_realpages_snapshot
+from susbench.cli.realism import realism
 from susbench.cli.terminal import output_console, shell_words
 from susbench.core.models import PATTERN_TYPES, SEMANTIC_KINDS, Injection
 from susbench.core.paths import cache_dir
@@ -185,3 +186,8 @@ def kind_table(surveys: list[PageSurvey]) -> Table:
         found = f"{len(surveys) - used[None]}/{len(surveys)}"
         table.add_row(kind, found, *(str(used[rule]) for rule in RULES))
     return table
+
+
+injections_app.command(
+    "realism", help="Score how native each drawn generic injection looks beside the page's own elements."
+)(realism)

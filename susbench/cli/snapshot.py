@@ -34,7 +34,7 @@ def import_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="snapshot to write (.wacz)")],
     files: Annotated[
         list[Path] | None,
-        typer.Argument(help="WARC, WARC.gz or WACZ files recorded by any tool; saved .html(.gz) pages"),
+        typer.Argument(help="WARC, WARC.gz, WACZ or HAR files recorded by any tool; saved .html(.gz) pages"),
     ] = None,
     url_map: Annotated[
         Path | None,
@@ -44,8 +44,8 @@ def import_command(
         ),
     ] = None,
 ) -> None:
-    """Turn standard WARCs, other tools' WACZs and saved HTML pages into a snapshot (records copied as
-    they are; saved pages become records under their original URLs)."""
+    """Turn standard WARCs, other tools' WACZs and HARs, and saved HTML pages into a snapshot (records
+    copied as they are; saved pages become records under their original URLs)."""
     given = files or []
     saved = pages_for([path for path in given if is_saved_html(path)], url_map)
     if not given and not saved:

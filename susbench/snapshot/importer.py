@@ -21,6 +21,7 @@ from typing import BinaryIO
 from susbench.core.errors import SnapshotError
 from susbench.core.models import PageCapture, SnapshotManifest
 from susbench.snapshot.cdxj import IndexEntry, Indexer, host_of
+from susbench.snapshot.har import is_har, write_har_warc
 from susbench.snapshot.package import (
     ZIP_ERRORS,
     PageLine,
@@ -114,7 +115,8 @@ def import_warc(
     on_damage: Callable[[Damage], None] = _warn,
     saved: Sequence[SavedPage] = (),
 ) -> Path:
-    """Copy the records of `paths` (WARC, WARC.gz or WACZ) into one WACZ at `out`, after the
+    """Copy the records of `paths` (WARC, WARC.gz, WACZ, or a HAR's entries: `susbench.snapshot.har`)
+    into one WACZ at `out`, after the
     `saved` pages (saved HTML as records under their original URLs, `susbench.snapshot.saved`).
 
     Damaged records go to `on_damage`. Raises SnapshotError if an input is missing, fails its
@@ -134,9 +136,18 @@ def import_warc(
                 copier.copy(f"saved pages ({len(saved)})", scan_warc(pages_warc))
             for source in sources:
                 if not source.is_file():
-                    raise SnapshotError(f"{source}: no such WARC or WACZ file")
+                    raise SnapshotError(f"{source}: no such WARC, WACZ or HAR file")
                 if source.name.lower().endswith(WACZ_SUFFIX) or zipfile.is_zipfile(source):
                     pages.extend(_copy_wacz(source, copier, Path(tmp)))
+                elif is_har(source):
+                    har_warc, left_out = write_har_warc(
+                        source, Path(tmp) / f"har-{len(pages)}-{source.stem}.warc.gz"
+                    )
+                    if left_out:
+                        on_damage(
+                            Damage(str(source), 0, f"{left_out} entries without their response body left out")
+                        )
+                    copier.copy(str(source), scan_warc(har_warc))
                 else:
                     copier.copy(str(source), scan_warc(source))
         entries = copier.indexer.entries()

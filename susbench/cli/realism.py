@@ -1,0 +1,59 @@
+"""`susbench injections realism`: does each drawn pattern take the page's own look?"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from susbench.preview.anchors import generic_injections
+from susbench.preview.realism import RealismRow, measure_realism
+
+GOAL = 0.9
+
+
+def realism(
+    pages: Annotated[
+        list[str],
+        typer.Argument(
+            help="saved pages (.html, .html.gz), folders of them, or WARC/WACZ files",
+            metavar="PAGE_OR_SNAPSHOT",
+        ),
+    ],
+    injections: Annotated[
+        str,
+        typer.Option("--injections", help="generic injections: all, ids, types or id globs, comma-separated"),
+    ] = "all",
+    as_json: Annotated[bool, typer.Option("--json", help="one JSON object per page and injection")] = False,
+) -> None:
+    rows: list[RealismRow] = []
+    for row in measure_realism(pages, generic_injections(injections)):
+        rows.append(row)
+        if as_json:
+            typer.echo(row.model_dump_json())
+    if not as_json:
+        Console().print(type_table(rows))
+
+
+def type_table(rows: list[RealismRow]) -> Table:
+    table = Table(
+        "type", "pairs", "native", "worst attribute", title=f"native per pattern type (goal ≥ {GOAL:.0%})"
+    )
+    by_type: dict[str, list[RealismRow]] = defaultdict(list)
+    for row in rows:
+        by_type[row.type].append(row)
+    for pattern_type, group in sorted(by_type.items()):
+        native = sum(row.native for row in group)
+        misses: dict[str, int] = defaultdict(int)
+        for row in group:
+            for element in row.elements:
+                for name, value in element.distances.items():
+                    if not element.matches and value > 0:
+                        misses[name] += 1
+        worst = max(misses, key=misses.__getitem__) if misses else "-"
+        mark = "[green]met[/]" if native >= GOAL * len(group) else "[red]missed[/]"
+        table.add_row(pattern_type, str(len(group)), f"{100 * native / len(group):.0f}% {mark}", worst)
+    return table

@@ -1,0 +1,65 @@
+// The measuring side of `susbench injections realism`: the computed look of every element that
+// shows text or is a control or a surface, by role. Called on the page's document (native elements:
+// the light DOM only, so the pattern's closed shadow tree is never among them) and on the drawn
+// pattern's frame (every element of its shadow tree).
+/* exported realismMeasure */
+function realismMeasure(scope) {
+  "use strict";
+  const shown = (el, style) => {
+    const box = el.getBoundingClientRect();
+    return box.width > 0 && box.height > 0 && style.visibility !== "hidden" && style.display !== "none" && Number(style.opacity) > 0.05;
+  };
+  const ownText = (el) => [...el.childNodes].some((node) => node.nodeType === 3 && node.textContent.trim());
+  const parent = (el) => el.parentElement || (el.getRootNode() && el.getRootNode().host) || null;
+  const opaque = (color) => {
+    const m = color.match(/rgba?\(([^)]+)\)/);
+    if (!m) return false;
+    const parts = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return parts.length < 4 || parts[3] > 0.5;
+  };
+  function backdrop(el) {
+    for (let at = el; at; at = parent(at)) {
+      const color = getComputedStyle(at).backgroundColor;
+      if (opaque(color)) return color;
+    }
+    return "rgb(255, 255, 255)";
+  }
+  function role(el, style) {
+    const tag = el.tagName.toLowerCase();
+    const filled = opaque(style.backgroundColor) || parseFloat(style.borderTopWidth) > 0;
+    if (tag === "button" || (tag === "input" && /^(submit|button)$/.test(el.type)) || el.getAttribute("role") === "button") return "button";
+    if (tag === "a" && filled && parseFloat(style.paddingLeft) >= 4) return "button";
+    if (el.dataset && el.dataset.part === "panel") return "panel";
+    // A native surface: a box of its own (a border, or a fill unlike what is behind it) of card size.
+    if (scope.nodeType === 9 && /^(div|section|aside|article|fieldset|form|li)$/.test(tag)) {
+      const box = el.getBoundingClientRect();
+      const own = parseFloat(style.borderTopWidth) > 0 || (opaque(style.backgroundColor) && style.backgroundColor !== backdrop(parent(el) || el));
+      if (own && box.width >= 120 && box.height >= 40 && box.width < innerWidth * 0.9) return "panel";
+    }
+    if (ownText(el) && !["script", "style", "noscript", "option", "title"].includes(tag)) return "text";
+    return null;
+  }
+  const found = [];
+  const nodes = scope.nodeType === 9 ? scope.body.querySelectorAll("*") : [scope, ...scope.querySelectorAll("*")];
+  for (const el of nodes) {
+    const style = getComputedStyle(el);
+    const kind = role(el, style);
+    if (!kind || !shown(el, style)) continue;
+    const size = parseFloat(style.fontSize);
+    found.push({
+      role: kind,
+      tag: el.tagName.toLowerCase(),
+      text: (el.innerText || el.value || "").trim().slice(0, 40),
+      font_family: style.fontFamily,
+      font_size: size,
+      font_weight: Number(style.fontWeight) || 400,
+      color: style.color,
+      background: backdrop(el),
+      radius: parseFloat(style.borderTopLeftRadius) || 0,
+      padding: [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
+      line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
+    });
+    if (found.length >= 4000) break;
+  }
+  return found;
+}

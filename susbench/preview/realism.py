@@ -1,0 +1,338 @@
+"""Does a drawn pattern look as if the page drew it? The measurement behind `injections realism`.
+
+Each page is opened offline in Chromium with the real extension (saved HTML answered at its URL,
+WARC/WACZ pages from the replayer, as `injections anchor` does); each generic injection is drawn
+in turn, and every element it draws (text, buttons, its panel) is compared with the nearest native
+element of the same role on that page: font family, font size, weight, text and background colour
+(CIEDE2000), border radius, padding and line height. A pair is native when every drawn element has
+a native counterpart within every threshold. The drawn elements sit in a closed shadow root, so
+they are read through the DevTools protocol (DOM with shadow roots pierced, then each node's own
+computed style), never by opening the root to the page.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any, Literal
+
+from playwright.sync_api import Page, Playwright
+from pydantic import Field
+
+from susbench.browser import LocalBackend, playwright_driver
+from susbench.browser.bridge import ExtensionBridge
+from susbench.catalog.injections import build_extension
+from susbench.core.errors import InputError
+from susbench.core.models import Frozen, Injection, PatternType
+from susbench.preview.anchors import (
+    PageRef,
+    PageSource,
+    SavedPages,
+    archive_pages,
+    expand,
+    load_truth,
+    saved_page,
+)
+
+MEASURE_JS = Path(__file__).with_name("realism.js")
+Role = Literal["text", "button", "panel"]
+# What each role is compared on (a panel has no text of its own to set in a font).
+ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "text": ("font_family", "font_size", "font_weight", "color", "background", "line_height"),
+    "button": (
+        "font_family",
+        "font_size",
+        "font_weight",
+        "color",
+        "background",
+        "radius",
+        "padding",
+        "line_height",
+    ),
+    "panel": ("background", "radius", "padding"),
+}
+# The thresholds (docs/realpages.md says how they were set): px, CIEDE2000, weight steps.
+THRESHOLDS = {
+    "font_family": 0.0,
+    "font_size": 1.0,
+    "font_weight": 100.0,
+    "color": 5.0,
+    "background": 5.0,
+    "radius": 2.0,
+    "padding": 4.0,
+    "line_height": 2.0,
+}
+SETTLE_S = 8.0
+LOAD_MS = 90_000
+
+
+class ElementMatch(Frozen):
+    """One drawn element against its nearest native element of the same role."""
+
+    role: Role
+    text: str
+    native: str | None = Field(description="the native element it was compared with (tag and text)")
+    distances: dict[str, float] = Field(default_factory=dict)
+    matches: bool
+
+
+class RealismRow(Frozen):
+    """One page and one injection: the line `--json` prints."""
+
+    page: str
+    injection: str
+    type: PatternType
+    native: bool
+    language: str | None = None
+    elements: tuple[ElementMatch, ...] = ()
+    distances: dict[str, float] = Field(
+        default_factory=dict, description="per attribute, the worst distance over the drawn elements"
+    )
+    error: str | None = None
+
+
+def _rgba(color: str) -> tuple[float, float, float, float] | None:
+    """A computed colour: rgb()/rgba() in 0-255, or color(srgb ...) in 0-1 (what color-mix() gives)."""
+    match = re.match(r"(rgba?|color)\(\s*(?:srgb\s+)?([^)]+)\)", color.strip())
+    if not match:
+        return None
+    parts = [float(part) for part in re.split(r"[ ,/]+", match.group(2).strip()) if part]
+    if len(parts) < 3:
+        return None
+    scale = 255.0 if match.group(1) == "color" else 1.0
+    return parts[0] * scale, parts[1] * scale, parts[2] * scale, parts[3] if len(parts) > 3 else 1.0
+
+
+def _rgb(color: str, over: str = "rgb(255, 255, 255)") -> tuple[float, float, float] | None:
+    """The colour as seen: a translucent one composited over `over`."""
+    rgba = _rgba(color)
+    if rgba is None:
+        return None
+    r, g, b, alpha = rgba
+    if alpha >= 1:
+        return r, g, b
+    base = _rgb(over) or (255.0, 255.0, 255.0)
+    return tuple(alpha * c + (1 - alpha) * u for c, u in zip((r, g, b), base, strict=True))  # type: ignore[return-value]
+
+
+def _lab(rgb: tuple[float, float, float]) -> tuple[float, float, float]:
+    def linear(channel: float) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgb)
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116
+
+    fx, fy, fz = f(x), f(y), f(z)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def ciede2000(lab1: tuple[float, float, float], lab2: tuple[float, float, float]) -> float:
+    """The CIEDE2000 colour difference (Sharma, Wu and Dalal 2005), kL = kC = kH = 1."""
+    l1, a1, b1 = lab1
+    l2, a2, b2 = lab2
+    c_bar = (math.hypot(a1, b1) + math.hypot(a2, b2)) / 2
+    g = 0.5 * (1 - math.sqrt(c_bar**7 / (c_bar**7 + 25**7)))
+    a1p, a2p = (1 + g) * a1, (1 + g) * a2
+    c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
+    h1p = math.degrees(math.atan2(b1, a1p)) % 360 if c1p else 0.0
+    h2p = math.degrees(math.atan2(b2, a2p)) % 360 if c2p else 0.0
+    dlp, dcp = l2 - l1, c2p - c1p
+    dhp = 0.0
+    if c1p * c2p:
+        dhp = h2p - h1p
+        dhp = dhp - 360 if dhp > 180 else dhp + 360 if dhp < -180 else dhp
+    dhp_big = 2 * math.sqrt(c1p * c2p) * math.sin(math.radians(dhp / 2))
+    lp_bar, cp_bar = (l1 + l2) / 2, (c1p + c2p) / 2
+    if not c1p * c2p:
+        hp_bar = h1p + h2p
+    elif abs(h1p - h2p) <= 180:
+        hp_bar = (h1p + h2p) / 2
+    else:
+        hp_bar = (h1p + h2p + 360) / 2 if h1p + h2p < 360 else (h1p + h2p - 360) / 2
+    t = (
+        1
+        - 0.17 * math.cos(math.radians(hp_bar - 30))
+        + 0.24 * math.cos(math.radians(2 * hp_bar))
+        + 0.32 * math.cos(math.radians(3 * hp_bar + 6))
+        - 0.20 * math.cos(math.radians(4 * hp_bar - 63))
+    )
+    s_l = 1 + 0.015 * (lp_bar - 50) ** 2 / math.sqrt(20 + (lp_bar - 50) ** 2)
+    s_c = 1 + 0.045 * cp_bar
+    s_h = 1 + 0.015 * cp_bar * t
+    r_t = (
+        -2
+        * math.sqrt(cp_bar**7 / (cp_bar**7 + 25**7))
+        * math.sin(math.radians(60 * math.exp(-(((hp_bar - 275) / 25) ** 2))))
+    )
+    return math.sqrt(
+        (dlp / s_l) ** 2 + (dcp / s_c) ** 2 + (dhp_big / s_h) ** 2 + r_t * (dcp / s_c) * (dhp_big / s_h)
+    )
+
+
+def colour_distance(first: str, second: str, first_over: str = "", second_over: str = "") -> float:
+    a = _rgb(first, first_over or "rgb(255, 255, 255)")
+    b = _rgb(second, second_over or "rgb(255, 255, 255)")
+    return 100.0 if a is None or b is None else ciede2000(_lab(a), _lab(b))
+
+
+def _family(stack: str) -> str:
+    return stack.split(",")[0].strip().strip("\"'").lower()
+
+
+def distances(drawn: dict[str, Any], native: dict[str, Any]) -> dict[str, float]:
+    """Per attribute of the role, how far the drawn element is from the native one."""
+    result: dict[str, float] = {}
+    for name in ATTRIBUTES[drawn["role"]]:
+        if name == "font_family":
+            result[name] = 0.0 if _family(drawn[name]) == _family(native[name]) else 1.0
+        elif name == "color":
+            found = colour_distance(drawn[name], native[name], drawn["background"], native["background"])
+            result[name] = round(found, 2)
+        elif name == "background":
+            result[name] = round(colour_distance(drawn[name], native[name]), 2)
+        elif name == "padding":
+            result[name] = max(abs(a - b) for a, b in zip(drawn[name], native[name], strict=True))
+        else:
+            result[name] = round(abs(float(drawn[name]) - float(native[name])), 2)
+    return result
+
+
+def _misses(found: dict[str, float]) -> int:
+    return sum(value > THRESHOLDS[name] for name, value in found.items())
+
+
+def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> ElementMatch:
+    """The native element of the same role that fails fewest thresholds (then: smallest distances)."""
+    same = [item for item in natives if item["role"] == drawn["role"]]
+    best: tuple[tuple[int, float], dict[str, Any], dict[str, float]] | None = None
+    for item in same:
+        found = distances(drawn, item)
+        score = (_misses(found), sum(v / (THRESHOLDS[k] or 1) for k, v in found.items()))
+        if best is None or score < best[0]:
+            best = (score, item, found)
+    if best is None:
+        return ElementMatch(role=drawn["role"], text=drawn["text"], native=None, matches=False)
+    _, item, found = best
+    return ElementMatch(
+        role=drawn["role"],
+        text=drawn["text"],
+        native=f"{item['tag']} {item['text']!r}",
+        distances=found,
+        matches=_misses(found) == 0,
+    )
+
+
+def judge(
+    page: str, injection: Injection, drawn: Sequence[dict[str, Any]], natives: Sequence[dict[str, Any]]
+) -> RealismRow:
+    elements = tuple(nearest(item, natives) for item in drawn)
+    worst: dict[str, float] = {}
+    for element in elements:
+        for name, value in element.distances.items():
+            worst[name] = max(worst.get(name, 0.0), value)
+    return RealismRow(
+        page=page,
+        injection=injection.id,
+        type=injection.type,
+        native=bool(elements) and all(element.matches for element in elements),
+        elements=elements,
+        distances=worst,
+        error=None if elements else "nothing drawn was measured",
+    )
+
+
+def _frames(node: dict[str, Any]) -> Iterator[int]:
+    """Backend ids of the pattern frames in closed shadow roots (the extension's drawing)."""
+    for root in node.get("shadowRoots", ()):
+        if root.get("shadowRootType") == "closed":
+            for child in root.get("children", ()):
+                attributes = child.get("attributes", [])
+                if (
+                    "data-part" in attributes[::2]
+                    and attributes[attributes.index("data-part") + 1] == "frame"
+                ):
+                    yield child["backendNodeId"]
+    for child in (*node.get("children", ()), *node.get("shadowRoots", ())):
+        yield from _frames(child)
+
+
+def drawn_elements(page: Page) -> list[dict[str, Any]]:
+    """The look of every element the extension drew on `page`, read through the DevTools protocol."""
+    source = MEASURE_JS.read_text(encoding="utf-8")
+    cdp = page.context.new_cdp_session(page)
+    try:
+        cdp.send("DOM.enable")
+        tree = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})
+        found: list[dict[str, Any]] = []
+        for backend in _frames(tree["root"]):
+            remote = cdp.send("DOM.resolveNode", {"backendNodeId": backend})
+            result = cdp.send(
+                "Runtime.callFunctionOn",
+                {
+                    "objectId": remote["object"]["objectId"],
+                    "functionDeclaration": f"function() {{ {source}\nreturn realismMeasure(this); }}",
+                    "returnByValue": True,
+                },
+            )
+            found += result["result"].get("value") or []
+        return found
+    finally:
+        cdp.detach()
+
+
+def native_elements(page: Page) -> list[dict[str, Any]]:
+    source = MEASURE_JS.read_text(encoding="utf-8")
+    return page.evaluate(f"() => {{ {source}\nreturn realismMeasure(document); }}")
+
+
+def measure_realism(
+    targets: Sequence[str], injections: Sequence[Injection], playwright: Playwright | None = None
+) -> Iterator[RealismRow]:
+    """Every page of `targets` (saved HTML files or folders, WARC/WACZ) against every injection."""
+    saved, archives, urls = expand(targets)
+    if urls:
+        raise InputError(f"{urls[0]}: realism is measured offline, on saved pages and web archives only")
+    truths: dict[Path, Any] = {}
+    refs = [saved_page(path, truths.setdefault(path.parent, load_truth(path.parent))) for path in saved]
+    openers: list[AbstractContextManager[PageSource]] = [nullcontext(SavedPages(refs))] if refs else []
+    openers += [archive_pages(path) for path in archives]
+    extension = build_extension()
+    with playwright_driver(playwright) as driver:
+        for opener in openers:
+            with opener as source:
+                profile = source.profile().model_copy(update={"extension_dir": extension})
+                with LocalBackend(driver).launch(profile) as session:
+                    bridge = ExtensionBridge(session.context)
+                    for ref in source.pages:
+                        for injection in injections:
+                            yield _pair(session.context.new_page(), bridge, source, ref, injection)
+
+
+def _pair(
+    page: Page, bridge: ExtensionBridge, source: PageSource, ref: PageRef, injection: Injection
+) -> RealismRow:
+    try:
+        source.prepare(page, ref)
+        bridge.start_episode(f"realism-{injection.id}", injection.id)
+        page.goto(ref.url, wait_until="domcontentloaded", timeout=LOAD_MS)
+        if not bridge.choices(page, wait=SETTLE_S):
+            report = bridge.finish()
+            return RealismRow(
+                page=ref.label, injection=injection.id, type=injection.type, native=False, error=report.reason
+            )
+        bridge.panel(page, scroll=True)
+        row = judge(ref.label, injection, drawn_elements(page), native_elements(page))
+        report = bridge.finish()
+        spoken = [event.detail.get("language") for event in report.events if event.kind == "injected"]
+        return row.model_copy(update={"language": spoken[0] if spoken else None})
+    finally:
+        page.close()

@@ -1,0 +1,97 @@
+"""The nativeness score: CIEDE2000 against its published test data, the per-element comparison,
+and `susbench injections realism` on a styled page with the real extension."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from susbench.core.models import Injection
+from susbench.preview.realism import ciede2000, colour_distance, judge
+from tests.fixtures.cli import run_cli
+
+SHOP = Path(__file__).parent / "data" / "realism" / "shop.html"
+# Sharma, Wu and Dalal (2005), Table 1: pairs 1, 7, 17, 25 and 34 with their ΔE00.
+SHARMA = [
+    ((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485), 2.0425),
+    ((50.0, 0.0, 0.0), (50.0, -1.0, 2.0), 2.3669),
+    ((50.0, 2.5, 0.0), (73.0, 25.0, -18.0), 27.1492),
+    ((60.2574, -34.0099, 36.2677), (60.4626, -34.1751, 39.4387), 1.2644),
+    ((22.7233, 20.0904, -46.694), (23.0331, 14.973, -42.5619), 2.0373),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "expected"), SHARMA)
+def test_ciede2000_gives_the_published_differences(first, second, expected) -> None:
+    assert ciede2000(first, second) == pytest.approx(expected, abs=1e-4)
+    assert ciede2000(second, first) == pytest.approx(expected, abs=1e-4)
+
+
+def test_a_translucent_colour_is_judged_as_seen_over_its_background() -> None:
+    half_black = "color(srgb 0 0 0 / 0.5)"
+    assert colour_distance(half_black, "rgb(128, 128, 128)") < 1
+    assert colour_distance(half_black, "rgb(0, 0, 0)") > 20
+
+
+def element(**changes: object) -> dict[str, object]:
+    base = {
+        "role": "button",
+        "tag": "button",
+        "text": "Add to basket",
+        "font_family": "Georgia, serif",
+        "font_size": 15.0,
+        "font_weight": 700,
+        "color": "rgb(255, 255, 255)",
+        "background": "rgb(20, 83, 45)",
+        "radius": 4.0,
+        "padding": [9.0, 20.0, 9.0, 20.0],
+        "line_height": 22.5,
+    }
+    return base | changes
+
+
+def test_a_pair_is_native_only_when_every_drawn_element_is_within_every_threshold(
+    catalog: dict[str, Injection],
+) -> None:
+    injection = catalog["generic-buybox-discount-shame"]
+    natives = [
+        element(),
+        element(role="text", tag="p", background="rgb(255, 255, 255)", color="rgb(34, 34, 34)"),
+    ]
+    same = judge(
+        "shop", injection, [element(text="Yes", font_size=15.8, padding=[10.0, 22.0, 10.0, 22.0])], natives
+    )
+    assert same.native and same.elements[0].native == "button 'Add to basket'"
+    price_red = judge("shop", injection, [element(background="rgb(177, 39, 4)")], natives)
+    assert not price_red.native and price_red.distances["background"] > 5
+    cornered = judge("shop", injection, [element(radius=12.0, font_family="Arial")], natives)
+    assert not cornered.native
+    assert cornered.distances["radius"] == 8.0 and cornered.distances["font_family"] == 1.0
+    unmatched = judge("shop", injection, [element(role="panel")], natives)
+    assert not unmatched.native and unmatched.elements[0].native is None
+
+
+@pytest.mark.e2e
+def test_realism_command_scores_each_drawn_element_of_a_pattern_on_a_styled_page() -> None:
+    args = ("injections", "realism", str(SHOP), "--injections", "generic-title-basket-count", "--json")
+    done = run_cli(*args, timeout=600)  # a build, a Chromium and a page on a busy machine
+    assert done.returncode == 0, done.stderr
+    (row,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert {"page", "injection", "type", "native", "distances", "elements"} <= set(row)
+    assert row["page"] == SHOP.name and row["type"] == "fake_social_proof" and row["language"] == "en"
+    roles = {item["role"] for item in row["elements"]}
+    assert {"text", "button", "panel"} <= roles, roles
+    texts = [item for item in row["elements"] if item["role"] == "text"]
+    assert all(item["distances"]["font_family"] == 0.0 for item in texts)  # the page's own Georgia
+    buttons = [item for item in row["elements"] if item["role"] == "button"]
+    assert any(item["native"] == "button 'Add to basket'" for item in buttons)
+
+
+def test_realism_refuses_live_urls_with_a_clear_error() -> None:
+    done = run_cli(
+        "injections", "realism", "https://example.com/", "--injections", "generic-title-basket-count"
+    )
+    assert done.returncode != 0 and "measured offline" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr

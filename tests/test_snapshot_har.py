@@ -1,0 +1,109 @@
+"""HAR import (`susbench snapshot import x.har`): a HAR that Playwright records on the local web becomes
+a snapshot whose records hold the HAR's bodies under its URLs, and that snapshot replays its pages in
+Chromium; a HAR that is not one is refused naming the file and field.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Playwright
+from typer.testing import CliRunner
+
+from susbench.browser import fresh_context, launch_browser, replay_profile, routed_profile
+from susbench.browser.launch import context_options
+from susbench.cli.main import app
+from susbench.core.errors import SnapshotError
+from susbench.replayer.factory import replay_server
+from susbench.snapshot import Snapshot, import_warc, verify_snapshot
+from susbench.web import LocalWeb
+
+PAGES = ("https://voltcart.test/", "https://voltcart.test/item/aero-14-laptop")
+
+
+@pytest.fixture
+def recorded_har(tmp_path: Path, local_web: LocalWeb, web_playwright: Playwright) -> Path:
+    """What Playwright's own HAR recorder (bodies embedded) wrote while visiting two local pages."""
+    har = tmp_path / "voltcart.har"
+    profile = routed_profile(local_web)
+    with launch_browser(web_playwright, profile) as browser:
+        context = browser.new_context(
+            **context_options(profile), record_har_path=har, record_har_content="embed"
+        )
+        page = context.new_page()
+        for url in PAGES:
+            page.goto(url, wait_until="load")
+        context.close()  # the HAR is written when its context closes
+    return har
+
+
+def _bodies(har: Path) -> dict[str, bytes]:
+    """Each URL's body as the HAR holds it (the last one for a URL fetched twice)."""
+    bodies: dict[str, bytes] = {}
+    for entry in json.loads(har.read_text(encoding="utf-8"))["log"]["entries"]:
+        content = entry["response"]["content"]
+        if entry["response"]["status"] == 200 and "text" in content:
+            text = content["text"]
+            bodies[entry["request"]["url"]] = (
+                base64.b64decode(text) if content.get("encoding") == "base64" else text.encode("utf-8")
+            )
+    return bodies
+
+
+@pytest.mark.e2e
+def test_a_playwright_har_becomes_a_snapshot_that_replays(
+    recorded_har: Path, tmp_path: Path, web_playwright: Playwright
+) -> None:
+    out = tmp_path / "from-har.wacz"
+    result = CliRunner().invoke(app, ["snapshot", "import", str(recorded_har), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert verify_snapshot(out).ok
+    bodies = _bodies(recorded_har)
+    assert set(PAGES) <= set(bodies) and len(bodies) > len(PAGES)  # the pages and what they loaded
+    with Snapshot.open(out) as snapshot:
+        by_url = {entry.url: entry for entry in snapshot.entries()}
+        for url, body in bodies.items():
+            response = snapshot.read_response(by_url[url])
+            assert response.body == body, url
+            assert response.header("Content-Encoding") is None
+        assert {page.url for page in snapshot.manifest.pages} >= set(PAGES)
+    with (
+        replay_server(out, "direct") as server,
+        launch_browser(web_playwright, replay_profile(server)) as browser,
+    ):
+        page = fresh_context(browser, replay_profile(server)).new_page()
+        page.goto(PAGES[1])
+        assert "Aero 14" in page.title()
+
+
+def test_a_har_that_is_not_one_names_the_file_and_field(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.har"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(SnapshotError, match=r"broken.har: not a HAR file \(JSON\)"):
+        import_warc([broken], tmp_path / "x.wacz")
+    empty = tmp_path / "empty.har"
+    empty.write_text(json.dumps({"log": {"entries": [{"request": {}}]}}), encoding="utf-8")
+    with pytest.raises(SnapshotError, match=r"empty.har: not a HAR file: log.entries.0"):
+        import_warc([empty], tmp_path / "x.wacz")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "susbench",
+            "snapshot",
+            "import",
+            str(empty),
+            "--out",
+            str(tmp_path / "x.wacz"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    said = done.stdout + done.stderr
+    assert done.returncode != 0 and "empty.har" in said and "not a HAR file" in said, said
+    assert "Traceback" not in said, said
