@@ -38,7 +38,7 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def config_file(tmp_path: Path, text: str) -> OperatorSettings:
     path = tmp_path / "agent.yaml"
     path.write_text(text, encoding="utf-8")
-    return operator_settings(None, None, None, None, None, path)
+    return operator_settings({}, path)
 
 
 def test_config_errors_name_the_file_and_the_field(tmp_path: Path) -> None:

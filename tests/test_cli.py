@@ -7,10 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import typer
 from rich.console import Console
 
-from susbench.cli.run import ProgressDisplay
-from susbench.controller import RunSummary
+from susbench.cli.main import app
+from susbench.cli.run import ProgressDisplay, run_options
+from susbench.controller import RunOptions, RunSummary
+from susbench.distributed import BackendOptions
 
 
 def susbench(*args: str) -> subprocess.CompletedProcess[str]:
@@ -65,6 +68,28 @@ def test_help_and_version_import_only_the_root_of_the_command_line() -> None:
         assert not {name.split(".")[0] for name in loaded} & set(HEAVY), args
         assert {name for name in loaded if name.startswith("susbench.cli.")} == {"susbench.cli.main"}, args
     assert "susbench.cli.run" in loaded_by("run", "--help")
+
+
+def test_run_options_are_the_fields_of_run_options_with_their_defaults() -> None:
+    command = typer.main.get_command(app).get_command(None, "run")  # type: ignore[union-attr]
+    given = command.make_context("run", ["--operator", "careful", "--headed", "--step-timeout", "9"]).params
+    options, where = run_options(given)
+    defaults = RunOptions(operator="careful")
+    changed = {
+        "headless": False,
+        "step_timeout_s": 9.0,
+        "snapshot": options.snapshot,
+        "tasks_dir": options.tasks_dir,
+    }
+    assert options == defaults.model_copy(update=changed)
+    assert where == BackendOptions()
+    assert [name for name in RunOptions.model_fields if name not in given] == [
+        "operator_settings",
+        "tasks_dir",
+    ]
+    help_text = susbench("run", "--help").stdout
+    for operator in ("naive", "careful", "random", "openai-chat", "browser-use", "human", "idle"):
+        assert operator in help_text, operator
 
 
 def test_schema_of_one_model() -> None:

@@ -1,12 +1,16 @@
-"""Commands to run the benchmark and read its results: run, demo, query, results export, reproduce."""
+"""`susbench run`, `demo` and `reproduce`: run the benchmark (or a bundle's runs again) with a progress bar.
+
+`run`'s options are the fields of `RunOptions` (and of the operator's and the backend's settings),
+derived from them: their types, defaults, bounds and help are declared once, in those models.
+"""
 
 from __future__ import annotations
 
 import signal
-from datetime import date, datetime
+from datetime import date
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -21,34 +25,32 @@ from rich.progress import (
 from rich.table import Table
 
 from susbench.analysis.report import render_report, write_report_folder
+from susbench.catalog.tasks import complete_tasks
+from susbench.catalog.tasksets import task_set, task_set_snapshot
 from susbench.cli.options import (
     DB_HELP,
-    DEFAULT_DB,
-    BackendOption,
-    BrowserOption,
-    BrowsersPerNodeOption,
-    DbOption,
-    ImageOption,
-    InjectionsOption,
-    RayAddressOption,
+    Flag,
+    OperatorConfigOption,
     ServeHostOption,
     ServeOption,
     ServePortOption,
-    SnapshotOption,
     TaskSetOption,
-    TasksOption,
+    model_options,
+    option,
+    takes,
 )
 from susbench.cli.terminal import output_console
+from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
+from susbench.controller.reproduce import Reproduction, Verdict, reproduce_bundle
+from susbench.controller.stopping import stopping_on_signals
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
-from susbench.core.models import ReplayMode
-from susbench.operators import complete_operators
-from susbench.operators.base import ActionFormat, ObservationKind, OperatorSettings
+from susbench.core.paths import complete_snapshots
+from susbench.distributed import BackendOptions, local_parallel, open_backend
+from susbench.operators import BASELINES, complete_operators, operator_names
+from susbench.operators.base import OperatorSettings
+from susbench.people.remote import remote_screen
 from susbench.results.store import EpisodeRecord, Store, archive_folder, trace_folder
-
-if TYPE_CHECKING:
-    from susbench.controller import ExecutorFactory, RunOptions, RunSummary
-    from susbench.controller.reproduce import Reproduction, Verdict
 
 STOPPING_NOTICE = (
     "stopping: closing the running episodes' browsers (stored episodes are kept; the same command resumes)"
@@ -104,33 +106,8 @@ class ProgressDisplay:
 
 
 def _run_with_progress(options: RunOptions, console: Console, executor: ExecutorFactory) -> RunSummary:
-    from susbench.controller import run_benchmark
-
     with ProgressDisplay(options.operator, console) as display:
         return run_benchmark(options, display, executor)
-
-
-def operator_settings(
-    model: str | None,
-    base_url: str | None,
-    observation: ObservationKind | None,
-    max_steps: int | None,
-    action_format: ActionFormat | None,
-    config: Path | None,
-) -> OperatorSettings:
-    """The operator's settings from the command line and its `--operator-config` file."""
-    data = {} if config is None else read_data_file(config)
-    if not isinstance(data, dict):
-        raise InputError(f"{config}: expected a mapping of settings, got {type(data).__name__}")
-    return OperatorSettings(
-        model=model,
-        base_url=base_url,
-        observation=observation,
-        max_steps=max_steps,
-        action_format=action_format,
-        config=data,
-        config_source=str(config) if config else "--operator-config",
-    )
 
 
 def _destinations(options: RunOptions) -> str:
@@ -144,106 +121,72 @@ def _destinations(options: RunOptions) -> str:
     return where
 
 
-def run(
-    operator: Annotated[
-        str,
-        typer.Option(
-            help="naive, careful, random (baselines); openai-chat, openai-cua, anthropic-cu (agents); "
-            "human (a person at the screen); idle; an installed plugin's name, or module:factory",
-            autocompletion=complete_operators,
-        ),
-    ],
-    tasks: TasksOption = "all",
-    snapshot: SnapshotOption = None,
-    live: Annotated[
-        bool, typer.Option("--live", help="run against the live (local) web, archiving episodes")
-    ] = False,
-    live_resolve: Annotated[
-        list[str] | None, typer.Option(help="HOST[:PORT]=IP:PORT upstream for --live (default: local web)")
-    ] = None,
-    live_date: Annotated[
-        datetime | None,
-        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
-    ] = None,
-    repeats: Annotated[int, typer.Option(min=1, help="episodes per task")] = 1,
-    seed: Annotated[int, typer.Option(help="seeds injection choice, control share and operators")] = 0,
-    control_rate: Annotated[float, typer.Option(min=0.0, max=1.0, help="share of control episodes")] = 0.0,
-    parallel: Annotated[
-        int | None, typer.Option(min=1, help="episodes at once (local backend; default 1)")
-    ] = None,
-    db: DbOption = DEFAULT_DB,
-    step_timeout: Annotated[float, typer.Option(help="seconds one operator step may take")] = 15.0,
-    episode_timeout: Annotated[
-        float | None,
-        typer.Option(min=0.1, help="seconds one episode may take (default: the task's max_seconds)"),
-    ] = None,
-    headed: Annotated[bool, typer.Option("--headed", help="show the browser")] = False,
-    replay_mode: Annotated[
-        ReplayMode,
-        typer.Option(
-            help="direct: Chromium's host-resolver rules to the replayer (fast); proxy: HTTP(S) proxy"
-        ),
-    ] = "direct",
-    model: Annotated[str | None, typer.Option(help="agents: the model to ask")] = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(help="agents: the SDK's base URL (OpenAI-style: .../v1; Anthropic: the host)"),
-    ] = None,
-    observation: Annotated[
-        ObservationKind | None,
-        typer.Option(help="agents: screenshot, som (marked screenshot + list), axtree"),
-    ] = None,
-    max_steps: Annotated[int | None, typer.Option(min=1, help="agents: model turns per episode")] = None,
-    action_format: Annotated[
-        ActionFormat | None, typer.Option(help="openai-chat: actions as tool calls, or as JSON in the reply")
-    ] = None,
-    operator_config: Annotated[
-        Path | None, typer.Option(help="agents: a YAML file of further settings (README: Agents)")
-    ] = None,
-    backend: BackendOption = "local",
-    ray_address: RayAddressOption = None,
-    browsers_per_node: BrowsersPerNodeOption = None,
-    browser: BrowserOption = "local",
-    image: ImageOption = None,
-    task_set: TaskSetOption = "localweb",
-    injections: InjectionsOption = None,
-    serve: ServeOption = False,
-    port: ServePortOption = None,
-    host: ServeHostOption = None,
-) -> None:
-    """Run tasks with an operator; re-running the same command resumes where it stopped."""
-    from susbench.controller import RunOptions
-    from susbench.controller.stopping import stopping_on_signals
-    from susbench.distributed import BackendOptions, local_parallel, open_backend
-    from susbench.people.remote import remote_screen
-
-    console = output_console()
-    where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
-    tasks_dir, snapshot = _task_set_inputs(task_set, snapshot, live)
-    options = RunOptions(
-        tasks=tasks,
-        tasks_dir=tasks_dir,
-        extra_injections=tuple(injections or ()),
-        operator=operator,
-        snapshot=snapshot,
-        live=live,
-        live_resolve=tuple(live_resolve or ()),
-        live_date=live_date.date() if live_date else None,
-        repeats=repeats,
-        seed=seed,
-        control_rate=control_rate,
-        parallel=local_parallel(where, parallel, default=1),
-        db=db,
-        step_timeout_s=step_timeout,
-        episode_timeout_s=episode_timeout,
-        headless=not headed,
-        replay_mode=replay_mode,
-        browser=browser,
-        image=image,
-        operator_settings=operator_settings(
-            model, base_url, observation, max_steps, action_format, operator_config
-        ),
+def operator_help() -> str:
+    """Every operator by name, so `run --help` lists those installed as plugins too."""
+    under_test = [name for name in operator_names() if name not in BASELINES and name != "idle"]
+    return (
+        f"(scripted baselines: {', '.join(BASELINES)}; under test: {', '.join(under_test)}; idle never acts)"
     )
+
+
+WHAT, HOW, AGENTS, WHERE, SEAT = (
+    "What to run",
+    "How it runs",
+    "Operators under test (agents)",
+    "Where the browsers run",
+    "A remote participant",
+)
+RUN_FLAGS = {
+    "operator": Flag(WHAT, completion=complete_operators, help=operator_help()),
+    "tasks": Flag(WHAT, completion=complete_tasks),
+    "snapshot": Flag(WHAT, completion=complete_snapshots),
+    "live": Flag(WHAT, name="--live"),
+    "live_resolve": Flag(WHAT, annotation=list[str], metavar="HOST[:PORT]=IP:PORT"),
+    "live_date": Flag(WHAT, parser=date.fromisoformat, metavar="YYYY-MM-DD"),
+    "repeats": Flag(WHAT),
+    "seed": Flag(WHAT),
+    "control_rate": Flag(WHAT),
+    "db": Flag(HOW),
+    "step_timeout_s": Flag(HOW, name="--step-timeout"),
+    "episode_timeout_s": Flag(HOW, name="--episode-timeout"),
+    "headless": Flag(HOW, name="--headless/--headed"),
+    "replay_mode": Flag(HOW),
+    "browser": Flag(WHERE),
+    "image": Flag(WHERE),
+    "extra_injections": Flag(WHAT, name="--injections", annotation=list[Path]),
+}
+"""The options of `susbench run` that are fields of `RunOptions` (`tasks_dir` comes from --task-set,
+`parallel` from the backend, `operator_settings` from the agents' options)."""
+SETTINGS_FLAGS = {
+    name: Flag(AGENTS) for name in ("model", "base_url", "observation", "max_steps", "action_format")
+}
+BACKEND_FLAGS = {name: Flag(WHERE) for name in ("backend", "ray_address", "browsers_per_node")}
+DEMO_PARALLEL = 2
+PARALLEL_HELP = (
+    f"episodes at once on the local backend (default: run {RunOptions.model_fields['parallel'].default}, "
+    f"demo {DEMO_PARALLEL}); on Ray, a node runs as many as it has browsers"
+)
+WHERE_OPTIONS = (
+    option("parallel", Annotated[int | None, typer.Option(min=1, help=PARALLEL_HELP)], None, panel=WHERE),
+    *model_options(BackendOptions, BACKEND_FLAGS),
+    option("task_set", TaskSetOption, "localweb", panel=WHAT),
+)
+
+
+@takes(
+    *model_options(RunOptions, RUN_FLAGS),
+    *model_options(OperatorSettings, SETTINGS_FLAGS),
+    option("operator_config", OperatorConfigOption, None, panel=AGENTS),
+    *WHERE_OPTIONS,
+    option("serve", ServeOption, False, panel=SEAT),
+    option("port", ServePortOption, None, panel=SEAT),
+    option("host", ServeHostOption, None, panel=SEAT),
+)
+def run(**given: Any) -> None:
+    """Run tasks with an operator; re-running the same command resumes where it stopped."""
+    console = output_console()
+    serve, port, host = given.pop("serve"), given.pop("port"), given.pop("host")
+    options, where = run_options(given)
     console.print(_destinations(options), soft_wrap=True)
     with (
         stopping_on_signals(STOPPING_NOTICE),
@@ -263,17 +206,37 @@ def run(
     if summary.failed:
         console.print(
             f"[bold red]failed:[/] every episode of this run ended in error (their errors: `susbench "
-            f'query "SELECT episode_id, error FROM episode_outcomes" --db {db}`); the same command '
+            f'query "SELECT episode_id, error FROM episode_outcomes" --db {options.db}`); the same command '
             "retries them",
             soft_wrap=True,
         )
         raise typer.Exit(1)
 
 
+def run_options(given: dict[str, Any]) -> tuple[RunOptions, BackendOptions]:
+    """What `susbench run` was asked, as the controller takes it: the options named as `RunOptions`'
+    fields pass straight in; the task set, the backend and the agents' settings are resolved here."""
+    where = BackendOptions(**{name: given[name] for name in BACKEND_FLAGS})
+    tasks_dir, snapshot = _task_set_inputs(given["task_set"], given["snapshot"], given["live"])
+    settings = operator_settings({name: given[name] for name in SETTINGS_FLAGS}, given["operator_config"])
+    parallel = local_parallel(where, given["parallel"], default=RunOptions.model_fields["parallel"].default)
+    asked = {name: given[name] for name in RUN_FLAGS} | {"snapshot": snapshot}
+    options = RunOptions(**asked, tasks_dir=tasks_dir, parallel=parallel, operator_settings=settings)
+    return options, where
+
+
+def operator_settings(given: dict[str, Any], config: Path | None) -> OperatorSettings:
+    """The operator's settings from the command line and its `--operator-config` file."""
+    data = {} if config is None else read_data_file(config)
+    if not isinstance(data, dict):
+        raise InputError(f"{config}: expected a mapping of settings, got {type(data).__name__}")
+    return OperatorSettings(
+        **given, config=data, config_source=str(config) if config else "--operator-config"
+    )
+
+
 def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path, Path | None]:
     """The task set's folder and the snapshot to replay (the one given, else the set's own)."""
-    from susbench.catalog.tasksets import task_set, task_set_snapshot
-
     chosen = task_set(name)
     if live and chosen.built:
         raise SusbenchError(f"--task-set {name} replays recorded real pages only; expected no --live")
@@ -282,29 +245,24 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
     return chosen.tasks_dir, snapshot
 
 
-def demo(
-    db: Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")] = None,
-    snapshot: SnapshotOption = None,
-    parallel: Annotated[
-        int | None, typer.Option(min=1, help="episodes at once (local backend; default 2)")
-    ] = None,
-    backend: BackendOption = "local",
-    ray_address: RayAddressOption = None,
-    browsers_per_node: BrowsersPerNodeOption = None,
-    browser: BrowserOption = "local",
-    image: ImageOption = None,
-    task_set: TaskSetOption = "localweb",
-) -> None:
+@takes(
+    option(
+        "db",
+        Annotated[Path | None, typer.Option(help=f"{DB_HELP} (default: demo-<today>.duckdb)")],
+        None,
+        panel=HOW,
+    ),
+    *model_options(RunOptions, {name: RUN_FLAGS[name] for name in ("snapshot", "browser", "image")}),
+    *WHERE_OPTIONS,
+)
+def demo(**given: Any) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
     (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
-    from susbench.controller import RunOptions
-    from susbench.distributed import BackendOptions, local_parallel, open_backend
-
-    db = db or Path(f"demo-{date.today().isoformat()}.duckdb")
-    tasks_dir, snapshot = _task_set_inputs(task_set, snapshot, live=False)
+    db = given["db"] or Path(f"demo-{date.today().isoformat()}.duckdb")
+    tasks_dir, snapshot = _task_set_inputs(given["task_set"], given["snapshot"], live=False)
     console = output_console()
-    where = BackendOptions(backend=backend, ray_address=ray_address, browsers_per_node=browsers_per_node)
-    at_once = local_parallel(where, parallel, default=2)
+    where = BackendOptions(**{name: given[name] for name in BACKEND_FLAGS})
+    at_once = local_parallel(where, given["parallel"], default=DEMO_PARALLEL)
     with open_backend(where) as executor:
         for operator in ("naive", "careful", "random"):
             console.print(f"[bold]{operator}[/]")
@@ -315,8 +273,8 @@ def demo(
                 tasks_dir=tasks_dir,
                 parallel=at_once,
                 db=db,
-                browser=browser,
-                image=image,
+                browser=given["browser"],
+                image=given["image"],
             )
             _run_with_progress(options, console, executor)
     with Store(db, read_only=True) as store:
@@ -378,8 +336,6 @@ def reproduce(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
 ) -> None:
     """Re-run a bundle's runs; exit 1 if any outcome of a scripted baseline differs from the stored one."""
-    from susbench.controller.reproduce import reproduce_bundle
-
     console = output_console()
     target = db or Path(f"reproduce-{bundle.resolve().name}.duckdb")
     result = reproduce_bundle(

@@ -13,43 +13,53 @@ from susbench.controller.identity import StudyRun
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
-from susbench.core.paths import SNAPSHOTS_DIR
+from susbench.core.paths import DEFAULT_DB, SNAPSHOTS_DIR
 from susbench.operators import BASELINES, OperatorSettings, Seated, check_operator, make_operator
 from susbench.snapshot import Snapshot
 
 
 class RunOptions(Frozen):
-    """Everything `susbench run` was asked to do."""
+    """Everything `susbench run` was asked to do; its command-line options are these fields."""
 
-    tasks: str = "all"
-    operator: str
+    tasks: str = Field(
+        default="all", description="all, a task id, a site host, a pattern type or a glob over ids"
+    )
+    operator: str = Field(description="who acts in the browser: an operator's name, or module:factory")
     operator_settings: OperatorSettings = OperatorSettings()
-    snapshot: Path | None = None
-    live: bool = False
-    live_resolve: tuple[str, ...] = ()
+    snapshot: Path | None = Field(default=None, description="WACZ to replay (default: the bundled one)")
+    live: bool = Field(default=False, description="run against the live (local) web, archiving episodes")
+    live_resolve: tuple[str, ...] = Field(
+        default=(), description="upstream for --live, as curl's --resolve (default: the local web)"
+    )
     live_date: date | None = Field(
-        default=None, description="the local web's date in live mode (default: today)"
+        default=None, description="the local web's date for --live (default: today)"
     )
-    repeats: int = Field(default=1, ge=1, le=10_000)
-    seed: int = 0
-    control_rate: float = Field(default=0.0, ge=0.0, le=1.0)
-    parallel: int = Field(default=1, ge=1, le=64)
-    db: Path
-    step_timeout_s: float = Field(default=15.0, gt=0)
-    episode_timeout_s: float | None = Field(default=None, gt=0, description="default: the task's max_seconds")
-    headless: bool = True
+    repeats: int = Field(default=1, ge=1, le=10_000, description="episodes per task")
+    seed: int = Field(default=0, description="seeds injection choice, control share and operators")
+    control_rate: float = Field(default=0.0, ge=0.0, le=1.0, description="share of control episodes")
+    parallel: int = Field(default=1, ge=1, le=64, description="episodes at once")
+    db: Path = Field(default=DEFAULT_DB, description="DuckDB results file")
+    step_timeout_s: float = Field(default=15.0, gt=0, description="seconds one operator step may take")
+    episode_timeout_s: float | None = Field(
+        default=None, gt=0, description="seconds one episode may take (default: the task's max_seconds)"
+    )
+    headless: bool = Field(default=True, description="hide the browser, or show it")
     replay_mode: ReplayMode = Field(
-        default="direct", description="direct: host-resolver rules to the replayer; proxy: HTTP(S) proxy"
+        default="direct",
+        description="direct: Chromium's host-resolver rules to the replayer (fast); proxy: HTTP(S) proxy",
     )
-    tasks_dir: Path | None = None
+    tasks_dir: Path | None = Field(default=None, description="the task catalog (default: tasks/)")
     extra_injections: tuple[Path, ...] = Field(
         default=(), description="folders of further injections beside the project's catalog (accepted drafts)"
     )
     browser: BrowserKind = Field(
         default="local",
-        description="local: Chromium on this machine; container: the browser image, airgapped",
+        description="local: Chromium on this machine; container: the browser image, with no network",
     )
-    image: str | None = Field(default=None, description=f"with browser container (default: {DEFAULT_IMAGE})")
+    image: str | None = Field(
+        default=None,
+        description="browser image for --browser container (default: $SUSBENCH_IMAGE, else the version's)",
+    )
     study: StudyRun | None = Field(default=None, description="set by `susbench study` alone, never by `run`")
 
     @property

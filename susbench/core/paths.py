@@ -10,6 +10,8 @@ INJECTIONS_DIR = REPO_ROOT / "injections"
 EXTENSION_DIR = REPO_ROOT / "extension"
 TASKS_DIR = REPO_ROOT / "tasks"
 SNAPSHOTS_DIR = REPO_ROOT / "snapshots"
+DEFAULT_DB = Path("results.duckdb")
+"""The results file a command reads and writes when given no --db (in the current folder)."""
 
 
 def shared_dir() -> Path:

@@ -16,9 +16,18 @@ from susbench.distributed.cluster import RayCluster
 class BackendOptions(Frozen):
     """Where episodes run; the results do not depend on it (it is not part of the run's identity)."""
 
-    backend: Backend = "local"
-    ray_address: str | None = None
-    browsers_per_node: int | None = Field(default=None, ge=1, le=1024)
+    backend: Backend = Field(
+        default="local",
+        description="local: worker processes on this machine; ray: Ray tasks on an embedded node or a "
+        "cluster",
+    )
+    ray_address: str | None = Field(
+        default=None,
+        description="join this Ray cluster (default: $RAY_ADDRESS; neither: start an embedded node)",
+    )
+    browsers_per_node: int | None = Field(
+        default=None, ge=1, le=1024, description="browsers of the embedded Ray node (default: its CPU count)"
+    )
 
 
 @contextmanager

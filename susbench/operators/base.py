@@ -46,11 +46,17 @@ class OperatorSettings(Frozen):
     itself with errors naming `config_source` and the field.
     """
 
-    model: str | None = None
-    base_url: str | None = None
-    observation: ObservationKind | None = None
-    max_steps: int | None = Field(default=None, ge=1)
-    action_format: ActionFormat | None = None
+    model: str | None = Field(default=None, description="agents: the model to ask")
+    base_url: str | None = Field(
+        default=None, description="agents: the SDK's base URL (OpenAI-style: .../v1; Anthropic: the host)"
+    )
+    observation: ObservationKind | None = Field(
+        default=None, description="agents: screenshot, som (marked screenshot + list), axtree"
+    )
+    max_steps: int | None = Field(default=None, ge=1, description="agents: model turns per episode")
+    action_format: ActionFormat | None = Field(
+        default=None, description="openai-chat: actions as tool calls, or as JSON in the reply"
+    )
     config: dict[str, Any] = Field(default_factory=dict)
     config_source: str = "--operator-config"
 
