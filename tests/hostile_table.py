@@ -61,7 +61,16 @@ def table(before_rev: str, before: dict[str, str], after: dict[str, str]) -> str
         due = case.expected.value
         cells = (case.attack, case.quirk, kind, case.operator, clicks, due, before[name], after[name])
         lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
-    cells = (5, "fingerprint", "preselection", "-", "-", "none", before["fingerprint"], after["fingerprint"])
+    cells = (
+        "-",
+        "fingerprint",
+        "preselection",
+        "-",
+        "-",
+        "none",
+        before["fingerprint"],
+        after["fingerprint"],
+    )
     lines.append("| " + " | ".join(str(cell) for cell in cells) + " |")
     return "\n".join(lines) + "\n"
 
