@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint format browser engine
+.PHONY: setup demo test lint format browser engine browsergym
 
 setup: $(STAMP) browser
 
@@ -22,7 +22,7 @@ browser: $(STAMP)
 demo: setup
 	$(BIN)/susbench demo
 
-test: setup engine
+test: setup engine browsergym
 	$(BIN)/python -m pytest
 
 # The container tests need an engine: Docker if it answers, else Podman's Docker API (as root),
@@ -30,6 +30,10 @@ test: setup engine
 engine: $(STAMP)
 	ci/podman-service.sh ensure $(BIN)/susbench
 	ci/test-packages.sh
+
+# BrowserGym's own virtualenv (it pins Playwright 1.44): made once, re-made when its package changes.
+browsergym: $(STAMP)
+	$(BIN)/susbench agents install-browsergym
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -41,6 +41,7 @@ EXTENSION_SOURCES = (
     "content/exposure.js",
     "content/input.js",
     "content/choices.js",
+    "content/marks.js",
     "content/spot.js",
     "content/main.js",
 )
