@@ -22,6 +22,8 @@ from browsergym.core.action.highlevel import HighLevelActionSet
 from browsergym.utils.obs import flatten_axtree_to_str
 from susbench_browsergym.agent import ChatModelAgent
 
+# A loaded machine must not turn slow steps into a timed-out episode; the tasks' own limits are 90 s.
+EPISODE_TIMEOUT_S = 600
 ACTIONS = HighLevelActionSet(subsets=["chat", "bid", "nav"], strict=True)
 
 
@@ -54,7 +56,7 @@ def run_agent(command: dict[str, Any]) -> dict[str, Any]:
     env = gym.make(
         f"browsergym/susbench.{command['task']}",
         action_mapping=agent.action_set.to_python_code,
-        task_kwargs={"db": command["db"], "agent": command["agent"]},
+        task_kwargs={"db": command["db"], "agent": command["agent"], "episode_timeout_s": EPISODE_TIMEOUT_S},
     )
     obs, info = env.reset(seed=0)
     episode_id, rewards, actions = info["task_info"]["episode_id"], [], []
@@ -77,10 +79,16 @@ def main() -> None:
         command = json.loads(line)
         answer: dict[str, Any]
         if command["op"] == "reset":
+            if env is not None:
+                env.close()  # an episode a failed test left open
             env = gym.make(
                 f"browsergym/susbench.{command['task']}",
                 action_mapping=ACTIONS.to_python_code,
-                task_kwargs={"db": command["db"], "agent": command["agent"]},
+                task_kwargs={
+                    "db": command["db"],
+                    "agent": command["agent"],
+                    "episode_timeout_s": EPISODE_TIMEOUT_S,
+                },
             )
             obs, info = env.reset(seed=command["seed"])
             answer = summary(env, obs) | {"info": info["task_info"]}
@@ -97,6 +105,7 @@ def main() -> None:
             answer = {"bid": env.unwrapped.page.locator(command["selector"]).first.get_attribute("bid")}
         else:
             env.close()
+            env = None
             answer = {"closed": True}
         out.write(json.dumps(answer) + "\n")
         out.flush()

@@ -90,6 +90,8 @@ def install(folder: Path | None = None, quiet: bool = True) -> Path:
         shutil.rmtree(build, ignore_errors=True)
         shutil.copytree(PACKAGE, build)
         _pip(folder, quiet, "--no-deps", "--force-reinstall", str(build))
+        # its own dependencies beyond BrowserGym's: pandas and tqdm, which browsergym.experiments imports
+        _pip(folder, quiet, str(build))
         shutil.rmtree(build, ignore_errors=True)
         host = {"python": sys.executable}
         (folder / HOST_FILE).write_text(json.dumps(host, indent=1) + "\n", encoding="utf-8")

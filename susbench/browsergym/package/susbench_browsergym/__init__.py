@@ -41,11 +41,13 @@ def task_names() -> list[str]:
     return [f"{PREFIX}{task_id}" for task_id in sorted(catalog()["tasks"])]
 
 
-def benchmark(task_set: str | None = None):
-    """The `susbench` Benchmark (all tasks), or `susbench_<task set>`: one EnvArgs per task, seed 0."""
-    from susbench_browsergym.benchmark import make_benchmark
+def benchmark(task_set: str | None = None, agent: str | None = None, db: str | None = None):
+    """The `susbench` Benchmark (all tasks), or `susbench_<task set>`: one EnvArgs per task, seed 0;
+    `agent` and `db` become every task's kwargs (the operator's name, the DuckDB file)."""
+    from susbench_browsergym.agentlab_benchmark import make_benchmark
 
-    return make_benchmark(catalog()["tasks"], task_set)
+    kwargs = {key: value for key, value in (("agent", agent), ("db", db)) if value is not None}
+    return make_benchmark(catalog()["tasks"], task_set, kwargs)
 
 
 for _task_id, _entry in catalog()["tasks"].items():

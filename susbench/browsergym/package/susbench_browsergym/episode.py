@@ -44,6 +44,7 @@ class EpisodeSpec:
     snapshot: Path | None = None
     live: bool = False
     headless: bool = True
+    episode_timeout_s: float | None = None
 
 
 @dataclass
@@ -89,6 +90,7 @@ class Episode:
             *(["--live"] if spec.live else []),
             *(["--snapshot", str(spec.snapshot)] if spec.snapshot else []),
             *([] if spec.headless else ["--headed"]),
+            *(["--episode-timeout", str(spec.episode_timeout_s)] if spec.episode_timeout_s else []),
         ]
         log = open(folder / "run.log", "wb")  # noqa: SIM115 - kept open for the run's lifetime
         process = subprocess.Popen(
@@ -121,6 +123,8 @@ class Episode:
         """End the episode; the run scores and stores it, then exits (its exit status)."""
         try:
             self.ask("end", done=done, message=message)
+        except (EpisodeError, OSError):
+            pass  # the controller ended it first (its time limit): the stored episode says so
         finally:
             self.connection.close()
         try:

@@ -26,7 +26,8 @@ AGENT_ROLES = ("assistant", "infeasible")
 
 
 class SusbenchTask(AbstractBrowserTask):
-    """One SusBench task (`task_id`), replayed from its task set's snapshot (or `live`)."""
+    """One SusBench task (`task_id`), replayed from its task set's snapshot (or `live`); the episode's
+    time limit is the task's own unless `episode_timeout_s` says otherwise."""
 
     @classmethod
     def get_task_id(cls) -> str:
@@ -41,6 +42,7 @@ class SusbenchTask(AbstractBrowserTask):
         db: str | None = None,
         snapshot: str | None = None,
         live: bool = False,
+        episode_timeout_s: float | None = None,
     ) -> None:
         super().__init__(seed or 0)
         self.viewport = {"width": 1280, "height": 800}  # the snapshot's look; the launcher sets it
@@ -54,6 +56,7 @@ class SusbenchTask(AbstractBrowserTask):
             seed=seed or 0,
             snapshot=Path(snapshot) if snapshot else None,
             live=live,
+            episode_timeout_s=episode_timeout_s,
         )
         self.episode: Episode | None = None
         self.env: Any = None

@@ -13,7 +13,9 @@ NAME = "susbench"
 ACTION_SUBSETS = ("chat", "infeas", "bid", "tab", "nav")
 
 
-def make_benchmark(tasks: dict[str, dict[str, Any]], task_set: str | None = None) -> Benchmark:
+def make_benchmark(
+    tasks: dict[str, dict[str, Any]], task_set: str | None = None, task_kwargs: dict[str, str] | None = None
+) -> Benchmark:
     """All tasks, or one task set's (`susbench_<task set>`); episodes share one DuckDB, so not in
     parallel (`supports_parallel_seeds` false: AgentLab runs them one at a time per file)."""
     whole = Benchmark(
@@ -23,7 +25,13 @@ def make_benchmark(tasks: dict[str, dict[str, Any]], task_set: str | None = None
         supports_parallel_seeds=False,
         backends=[],
         env_args_list=[
-            EnvArgs(task_name=f"{NAME}.{task_id}", task_seed=0, max_steps=entry["max_steps"], headless=True)
+            EnvArgs(
+                task_name=f"{NAME}.{task_id}",
+                task_seed=0,
+                max_steps=entry["max_steps"],
+                headless=True,
+                task_kwargs=task_kwargs or None,
+            )
             for task_id, entry in sorted(tasks.items())
         ],
         task_metadata=pd.DataFrame(
@@ -35,7 +43,7 @@ def make_benchmark(tasks: dict[str, dict[str, Any]], task_set: str | None = None
     )
     if task_set is None:
         return whole
-    chosen = whole.subset_from_regexp("task_set", rf"(^| ){task_set}( |$)")
+    chosen = whole.subset_from_regexp("task_set", rf"(?:^| ){task_set}(?: |$)")
     if not chosen.env_args_list:
         raise ValueError(f"task set {task_set!r}: no such task set; expected one of the catalog's")
     chosen.name = f"{NAME}_{task_set}"
