@@ -43,8 +43,9 @@ def visible_choices(web_playwright: Playwright, cdp_url: str, url: str) -> list[
         browser.close()  # over CDP: only this connection
 
 
-def same_box(choice: Choice, box: list[float]) -> bool:
-    return all(
+def same_box(choice: Choice, box: list[float] | None) -> bool:
+    """The extension's rect of the choice is BrowserGym's box of the element (None: no layout box)."""
+    return box is not None and all(
         abs(a - b) < 1.0 for a, b in zip((choice.x, choice.y, choice.width, choice.height), box, strict=True)
     )
 
