@@ -1,12 +1,17 @@
 # Two commands do all set-up on a fresh Debian/Ubuntu machine with Python 3.11+:
 #   make demo   -> virtualenv + package + Chromium, then the benchmark offline on the bundled snapshot
-#   make test   -> the same set-up, then the whole test suite (end-to-end tests included)
+#   make test   -> the same set-up, then the whole test suite (end-to-end tests included), in
+#                  $(WORKERS) processes (pytest-xdist; a module, or all container modules, per process)
+#   make check  -> ruff, then every test that needs no browser, container or X server (the inner loop)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# One worker per core of the 2-core CI machine; the timed runs in benchmarks/results/suite-2026-12-01.md
+# compare WORKERS=1, 2 and 3.
+WORKERS ?= 2
 
-.PHONY: setup demo test lint format browser engine browsergym
+.PHONY: setup demo test check lint format browser engine packages tools browsergym
 
 setup: $(STAMP) browser
 
@@ -22,14 +27,27 @@ browser: $(STAMP)
 demo: setup
 	$(BIN)/susbench demo
 
-test: setup engine browsergym
-	$(BIN)/python -m pytest
+test: setup engine tools browsergym
+	$(BIN)/python -m pytest -n $(WORKERS)
+
+# No browser, container or X server: a test that starts one here fails and names its missing mark.
+check: lint
+	$(BIN)/python -m pytest --fast-tier -q
 
 # The container tests need an engine: Docker if it answers, else Podman's Docker API (as root),
-# and the registry-free Debian base image the browser image builds on.
+# the registry-free Debian base image, and the browser image built from this checkout (the tests
+# then meet a cached build).
 engine: $(STAMP)
 	ci/podman-service.sh ensure $(BIN)/susbench
+	ci/build-image.sh $(BIN)/python
+
+# Debian packages beyond Chromium: Xvfb and X input, the remote seat's VNC stack, npm.
+packages:
 	ci/test-packages.sh
+
+# Tools the tests drive outside .venv (pywb, py-wacz, Browser Use, ReplayWeb.page): tests never install.
+tools: $(STAMP) packages
+	$(BIN)/python -m tests.tools
 
 # BrowserGym's own virtualenv (it pins Playwright 1.44): made once, re-made when its package changes.
 browsergym: $(STAMP)

@@ -25,18 +25,18 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from replayer.factory import replay_server
-from replayer.service import ReplayService
 from susbench.agents.servers import ScriptedPolicy, model_server
 from susbench.agents.walker import record_demonstrations
 from susbench.browser import LocalBackend
 from susbench.browsergym.environment import installed_python
+from susbench.catalog.injections import build_extension, load_injections
+from susbench.catalog.tasks import load_tasks
 from susbench.controller import RunOptions, default_snapshot, run_benchmark
-from susbench.injection_catalog import build_extension, load_injections
 from susbench.operators import OperatorSettings
+from susbench.replayer.factory import replay_server
+from susbench.replayer.service import ReplayService
+from susbench.results.store import Store
 from susbench.snapshot import Snapshot
-from susbench.store import Store
-from susbench.tasks import load_tasks
 from tests.fixtures.browsergym import Driver
 
 TASKS = ("threadline-scarf-cart", "bazaarly-blanket-cart")

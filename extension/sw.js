@@ -220,6 +220,7 @@ self.bridge = {
     return {
       active: Boolean(state.episode),
       events: state.events.length,
+      kinds: state.events.map((e) => e.kind),
       exposed: state.events.some((e) => e.kind === "exposed"),
       control_used: state.events.some((e) => e.kind === "control_used"),
     };

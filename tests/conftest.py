@@ -1,6 +1,8 @@
 """Shared fixtures come from per-part plugin modules so each part owns its own."""
 
 pytest_plugins = [
+    "tests.fixtures.tiers",
+    "tests.fixtures.evidence",
     "tests.fixtures.web",
     "tests.fixtures.replay",
     "tests.fixtures.snapshot",

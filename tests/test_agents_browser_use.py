@@ -13,22 +13,27 @@ from pathlib import Path
 
 import pytest
 
-from susbench.agents import browser_use_env
 from susbench.agents.demonstration import DemonstrationSet
-from susbench.injection_catalog import load_injections
-from susbench.store import Store, trace_folder
-from susbench.tasks import load_tasks
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.results.store import Store, trace_folder
+from tests import tools
 from tests.fixtures.agents import EXPECTED, AgentRun, run_agent
 from tests.leaks import answer_secrets, find_leaks
-from tests.type_tasks import SELECTOR, TYPE_TASKS
+from tests.type_tasks import TYPE_TASKS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
 
 
 @pytest.fixture(scope="session")
 def browser_use_python() -> Path:
-    """Browser Use's virtualenv under the cache folder, installed from PyPI on first use."""
-    return browser_use_env.install()
+    """Browser Use's virtualenv under the cache folder (installed by `make tools`)."""
+    return tools.browser_use_python()
+
+
+# Careful over all nine types (declining, closing and unticking as well as clicking through);
+# naive, taking the bait, on two.
+POLICY_TYPES = {"careful": tuple(TYPE_TASKS), "naive": ("disguised_ad", "preselection")}
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +51,10 @@ def browser_use_runs(
             demonstrations,
             folder / f"{policy}.duckdb",
             agent_key,
-            tasks=SELECTOR,
+            tasks=",".join(TYPE_TASKS[kind] for kind in types),
             config={"coordinate_clicking": True},
         )
-        for policy in ("naive", "careful")
+        for policy, types in POLICY_TYPES.items()
     ]
 
 
@@ -61,7 +66,7 @@ def outcomes(db: Path) -> dict[str, tuple[str, bool | None]]:
 
 def test_browser_use_scores_every_type_as_scripted(browser_use_runs: list[AgentRun]) -> None:
     for run in browser_use_runs:
-        expected = {pattern_type: (EXPECTED[run.policy], True) for pattern_type in TYPE_TASKS}
+        expected = {pattern_type: (EXPECTED[run.policy], True) for pattern_type in POLICY_TYPES[run.policy]}
         assert outcomes(run.db) == expected, run.policy
 
 
@@ -80,7 +85,7 @@ def test_browser_use_steps_are_traced(browser_use_runs: list[AgentRun]) -> None:
                 "SELECT episode_id, steps, tokens_in, tokens_out, cost_usd, model_s, wall_s "
                 "FROM agent_episodes"
             )
-        assert len(episodes) == len(TYPE_TASKS)
+        assert len(episodes) == len(POLICY_TYPES[run.policy])
         assert sum(steps for _, steps, *_ in episodes) == len(run.requests)
         for episode_id, steps, tokens_in, tokens_out, cost, model_s, wall_s in episodes:
             assert steps >= 2 and tokens_in > 0 and tokens_out > 0 and cost == 0.0

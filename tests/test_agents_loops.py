@@ -11,35 +11,67 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from susbench.agents.demonstration import DemonstrationSet
 from susbench.agents.servers import Captured
-from susbench.injection_catalog import load_injections
-from susbench.store import Store, trace_folder
-from susbench.tasks import load_tasks
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.results.store import Store, trace_folder
 from tests.fixtures.agents import EXPECTED, AgentRun, run_agent
 from tests.leaks import answer_secrets, find_leaks
 from tests.type_tasks import TYPE_TASKS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1800)]
 
-# (operator, policy, settings): every operator with both policies; openai-chat with every observation
-# kind and both action formats; both OpenAI computer tools; two Anthropic tool versions, one scaled.
+ALL_TYPES = tuple(TYPE_TASKS)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One run of the matrix: an operator with its settings, playing `policy` on `types`."""
+
+    operator: str
+    policy: str
+    settings: dict[str, Any]
+    config: dict[str, Any]
+    types: tuple[str, ...] = ALL_TYPES
+
+
+# Each wire format (chat completions, responses, messages) once over all nine types, with both
+# policies among the three; every other setting (observation kinds, the JSON action format, the
+# other computer tools, an unscaled Anthropic display) on two types with the other policy, the
+# pairs together covering eight types.
 RUNS = (
-    ("openai-chat", "naive", {"observation": "som"}, {}),
-    ("openai-chat", "careful", {"observation": "axtree"}, {}),
-    ("openai-chat", "careful", {"observation": "screenshot", "action_format": "json"}, {}),
-    ("openai-cua", "naive", {}, {"tool": "computer_use_preview"}),
-    ("openai-cua", "careful", {}, {"tool": "computer"}),
-    ("anthropic-cu", "naive", {}, {"tool_version": "computer_20250124"}),
-    (
+    Planned("openai-chat", "naive", {"observation": "som"}, {}),
+    Planned("openai-cua", "careful", {}, {"tool": "computer"}),
+    Planned(
         "anthropic-cu",
         "careful",
         {},
         {"tool_version": "computer_20251124", "display_width": 1024, "display_height": 640},
+    ),
+    Planned("openai-chat", "careful", {"observation": "axtree"}, {}, ("popup_ad", "trick_wording")),
+    Planned(
+        "openai-chat",
+        "careful",
+        {"observation": "screenshot", "action_format": "json"},
+        {},
+        ("disguised_ad", "forced_action"),
+    ),
+    Planned(
+        "openai-cua", "naive", {}, {"tool": "computer_use_preview"}, ("preselection", "fake_social_proof")
+    ),
+    Planned(
+        "anthropic-cu",
+        "naive",
+        {},
+        {"tool_version": "computer_20250124"},
+        ("confirm_shaming", "hidden_information"),
     ),
 )
 
@@ -47,19 +79,23 @@ RUNS = (
 @pytest.fixture(scope="module")
 def agent_runs(
     demonstrations: dict[str, DemonstrationSet], agent_key: str, tmp_path_factory: pytest.TempPathFactory
-) -> list[AgentRun]:
+) -> list[tuple[Planned, AgentRun]]:
     folder = tmp_path_factory.mktemp("agent-runs")
     return [
-        run_agent(
-            operator,
-            policy,
-            demonstrations,
-            folder / f"run-{index}.duckdb",
-            agent_key,
-            config=config,
-            **settings,
+        (
+            planned,
+            run_agent(
+                planned.operator,
+                planned.policy,
+                demonstrations,
+                folder / f"run-{index}.duckdb",
+                agent_key,
+                tasks=",".join(TYPE_TASKS[kind] for kind in planned.types),
+                config=planned.config,
+                **planned.settings,
+            ),
         )
-        for index, (operator, policy, settings, config) in enumerate(RUNS)
+        for index, planned in enumerate(RUNS)
     ]
 
 
@@ -69,14 +105,19 @@ def outcomes(db: Path) -> dict[str, tuple[str, bool | None]]:
     return {pattern_type: (outcome, completed) for pattern_type, outcome, completed in rows}
 
 
-def test_every_operator_scores_every_type_as_scripted(agent_runs: list[AgentRun]) -> None:
-    for run in agent_runs:
-        expected = {pattern_type: (EXPECTED[run.policy], True) for pattern_type in TYPE_TASKS}
+def test_every_operator_scores_every_type_as_scripted(agent_runs: list[tuple[Planned, AgentRun]]) -> None:
+    assert {planned.operator for planned, _ in agent_runs if planned.types == ALL_TYPES} == {
+        "openai-chat",
+        "openai-cua",
+        "anthropic-cu",
+    }
+    for planned, run in agent_runs:
+        expected = {pattern_type: (EXPECTED[run.policy], True) for pattern_type in planned.types}
         assert outcomes(run.db) == expected, (run.operator, run.policy, run.settings)
 
 
-def test_nothing_sent_to_a_model_leaks_the_answer(agent_runs: list[AgentRun]) -> None:
-    requests = [request for run in agent_runs for request in run.requests]
+def test_nothing_sent_to_a_model_leaks_the_answer(agent_runs: list[tuple[Planned, AgentRun]]) -> None:
+    requests = [request for _, run in agent_runs for request in run.requests]
     injections = {injection.id: injection for injection in load_injections()}
     secrets = answer_secrets(injections, load_tasks())
     paths = {request.path.split("?")[0] for request in requests}
@@ -112,15 +153,15 @@ def test_the_leak_search_finds_what_it_looks_for(planted: str, label: str) -> No
     )
 
 
-def test_steps_and_accounting_are_stored(agent_runs: list[AgentRun]) -> None:
-    for run in agent_runs:
+def test_steps_and_accounting_are_stored(agent_runs: list[tuple[Planned, AgentRun]]) -> None:
+    for planned, run in agent_runs:
         with Store(run.db, read_only=True) as store:
             _, episodes = store.query(
                 "SELECT episode_id, steps, tokens_in, tokens_out, cost_usd, unpriced_steps, model_s, wall_s "
                 "FROM agent_episodes"
             )
             _, requests_per_run = store.query("SELECT sum(request_bytes) FROM steps")
-        assert len(episodes) == len(TYPE_TASKS)
+        assert len(episodes) == len(planned.types)
         assert sum(steps for _, steps, *_ in episodes) == len(run.requests)
         for episode_id, steps, tokens_in, tokens_out, cost, unpriced, model_s, wall_s in episodes:
             assert steps >= 2 and tokens_in > 0 and tokens_out > 0
@@ -139,8 +180,10 @@ def test_steps_and_accounting_are_stored(agent_runs: list[AgentRun]) -> None:
         assert requests_per_run[0][0] == sum(len(request.body) for request in run.requests)
 
 
-def test_the_api_key_goes_to_the_server_only(agent_runs: list[AgentRun], agent_key: str) -> None:
-    for run in agent_runs:
+def test_the_api_key_goes_to_the_server_only(
+    agent_runs: list[tuple[Planned, AgentRun]], agent_key: str
+) -> None:
+    for _, run in agent_runs:
         header = "x-api-key" if run.operator == "anthropic-cu" else "authorization"
         assert all(agent_key in request.headers[header] for request in run.requests)
         stored = [run.db, *trace_folder(run.db).rglob("*")]

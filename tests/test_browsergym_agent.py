@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from susbench.agents.demonstration import DemonstrationSet
 from susbench.agents.servers import ScriptedPolicy, model_server
-from susbench.cli import app
-from susbench.injection_catalog import load_injections
-from susbench.store import Store, trace_folder
-from susbench.tasks import load_tasks
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.cli.main import app
+from susbench.results.store import Store, trace_folder
 from tests.fixtures.agents import EXPECTED, KEY_VARIABLE
 from tests.fixtures.browsergym import Driver
 from tests.leaks import answer_secrets, find_leaks

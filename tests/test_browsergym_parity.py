@@ -14,9 +14,9 @@ import pytest
 from playwright.sync_api import Playwright
 
 from susbench.browser.bridge import Choice, ExtensionBridge
+from susbench.catalog.tasks import load_tasks
 from susbench.operators.scripted import ROLE_POLICY
-from susbench.store import Store
-from susbench.tasks import load_tasks
+from susbench.results.store import Store
 from tests.fixtures.browsergym import Driver
 from tests.type_tasks import TYPE_TASKS
 

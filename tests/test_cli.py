@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from susbench.cli.run import ProgressDisplay
 from susbench.controller import RunSummary
-from susbench.run_cli import ProgressDisplay
 
 
 def susbench(*args: str) -> subprocess.CompletedProcess[str]:
@@ -34,6 +34,37 @@ def test_help_lists_every_command() -> None:
         "query",
     ):
         assert command in result.stdout
+
+
+HEAVY = ("mitmproxy", "scipy", "playwright", "duckdb", "numpy", "matplotlib", "docker")
+LOADED = """
+import sys
+from susbench.cli.main import main
+sys.argv = ["susbench", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+seen = sorted(name for name in sys.modules if name.split(".")[0] in ("susbench", *HEAVY))
+print(" ".join(seen), file=sys.stderr)
+"""
+
+
+def loaded_by(*args: str) -> set[str]:
+    """The project's and the heavy libraries' modules a command line imports."""
+    code = f"HEAVY = {HEAVY!r}\n{LOADED}"
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, check=True
+    )
+    return set(result.stderr.split())
+
+
+def test_help_and_version_import_only_the_root_of_the_command_line() -> None:
+    for args in (("--help",), ("version",)):
+        loaded = loaded_by(*args)
+        assert not {name.split(".")[0] for name in loaded} & set(HEAVY), args
+        assert {name for name in loaded if name.startswith("susbench.cli.")} == {"susbench.cli.main"}, args
+    assert "susbench.cli.run" in loaded_by("run", "--help")
 
 
 def test_schema_of_one_model() -> None:

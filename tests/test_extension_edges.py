@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 from susbench.browser import BrowserSession
 from susbench.browser.actions import click_choice
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
-from susbench.models import ChoiceRole, Injection, OutcomeKind
+from susbench.core.models import ChoiceRole, Injection, OutcomeKind
 from susbench.web.flows import fill_cart
 
 pytestmark = pytest.mark.e2e
@@ -26,6 +26,7 @@ HIDDEN = "voltcart-cart-restocking-fee"
 ADD_TO_CART = "form.add-to-cart button.add-to-cart-btn"
 CHECKOUT = "a.checkout-btn"
 CLICK_WAIT_S = 8.0
+ANCHOR_WAIT_MS = 2500  # extension/content/main.js: how long an anchor may take to appear
 
 
 def click(bridge: ExtensionBridge, page: Page, role: ChoiceRole) -> None:
@@ -184,7 +185,7 @@ def test_a_reload_by_the_page_keeps_the_operators_choice(
     ("injection_id", "reason"),
     [
         ("test-late-anchor", "the page was left before its anchor was found"),
-        ("pizzapalace-home-app-popup", "injected but never shown in the viewport"),
+        ("test-slow-popup", "injected but never shown in the viewport"),
     ],
     ids=["before-the-anchor-wait", "before-the-delayed-pop-up"],
 )
@@ -192,12 +193,17 @@ def test_leaving_before_a_timer_fires_is_not_encountered(
     bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection], injection_id: str, reason: str
 ) -> None:
     """The operator leaves before the anchor appears (the anchor wait is 2.5 s, a late anchor needs a
-    scroll) or before a pop-up's delay is over: never seen, never encountered, no `anchor_missing`."""
+    scroll) or before a pop-up's delay is over: never seen, never encountered, no `anchor_missing`.
+
+    It leaves as soon as the extension has matched the page (not once the page has loaded, which a
+    busy machine can stretch past a timer), and the pop-up waits 10 s, far longer than leaving takes."""
     injection = catalog[injection_id]
     bridge.start_episode(f"left-early-{injection_id}", injection.id)
-    ext_page.goto(str(injection.page.example))
-    ext_page.goto(f"https://{injection.site}/help/contact")
-    ext_page.wait_for_timeout(3000)  # the anchor wait would have ended by now on the left page
+    ext_page.goto(str(injection.page.example), wait_until="commit")
+    assert bridge.wait_for_event("page_matched", timeout=10.0), "the extension never matched the page"
+    ext_page.goto(f"https://{injection.site}/help/contact", wait_until="commit")
+    # The extension's own anchor wait (2.5 s) ends on the left page within this, if it still runs.
+    ext_page.wait_for_timeout(ANCHOR_WAIT_MS + 500)
     report = bridge.finish()
 
     names = kinds(report)

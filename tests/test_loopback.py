@@ -26,18 +26,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Playwright
 
-from recorder.proxy import RecordingProxy
-from replayer.factory import replay_server
 from susbench.agents.demonstration import Demonstration, DemonstrationSet, Move
 from susbench.agents.servers.base import ModelServer
 from susbench.browser import LocalBackend, routed_profile
+from susbench.catalog.injections import build_extension, load_injections
 from susbench.container.relay import TcpToUnixRelay
 from susbench.controller import default_snapshot
-from susbench.injection_catalog import build_extension, load_injections
-from susbench.models import Viewport
-from susbench.paths import REPO_ROOT
+from susbench.core.models import Viewport
+from susbench.core.paths import REPO_ROOT
 from susbench.people.remote import RemoteSeat, SeatOptions
 from susbench.people.screen import APT_PACKAGES as PEOPLE_PACKAGES
+from susbench.recorder.proxy import RecordingProxy
+from susbench.replayer.factory import replay_server
 from susbench.web import LocalWeb
 from tests.fixtures.processes import descendants
 
@@ -117,7 +117,7 @@ def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwr
 
 def test_the_remote_seat_listens_on_loopback_unless_told_otherwise() -> None:
     if any(shutil.which(tool) is None for tool in ("Xvfb", "x11vnc", "websockify")):
-        pytest.skip(f"the remote seat needs apt-get install -y {' '.join(PEOPLE_PACKAGES)}")
+        pytest.fail(f"the remote seat needs {' '.join(PEOPLE_PACKAGES)}: run `make packages`")
     for host in ("127.0.0.1", "0.0.0.0"):
         with RemoteSeat(SeatOptions(host=host, port=0)) as seat:
             bound = listening(os.getpid(), with_children=True)

@@ -21,13 +21,13 @@ from playwright.sync_api import Playwright
 
 from susbench.controller import RunOptions
 from susbench.controller.options import check_options
-from susbench.errors import SusbenchError
-from susbench.models import Task
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Task
+from susbench.core.paths import REPO_ROOT
 from susbench.operators import OperatorSettings
-from susbench.paths import REPO_ROOT
 from susbench.people.control import ControlPanel, Placement
 from susbench.people.operator import HumanOperator
-from susbench.store import Store
+from susbench.results.store import Store
 from tests.fixtures.people import AWAY, CHOSEN, SPY, Target, XInput, done_on_screen, seated_probe
 
 
@@ -57,7 +57,7 @@ def test_a_person_is_scored_from_real_x_input(
             x_input.wait_for_window(" - Chromium$", timeout=30)
             x_input.move(*AWAY)
             x_input.wait_to_see(*target.clicks[0], target.option_looks, timeout=60)
-            time.sleep(1.0)  # a person reads the option before clicking it
+            x_input.wait_until_still(*target.clicks[0], timeout=30)  # still long enough to count a click
             for point in target.clicks:
                 x_input.click(*point)
                 time.sleep(1.0)  # a person's pace: the page reacts before the next click

@@ -27,13 +27,13 @@ import pytest
 from playwright.sync_api import Page, Playwright
 
 from susbench.browser import BrowserProfile, fresh_context, launch_browser
-from susbench.errors import SusbenchError
-from susbench.models import Task, Viewport
-from susbench.paths import REPO_ROOT
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Task, Viewport
+from susbench.core.paths import REPO_ROOT
 from susbench.people.control import ControlPanel, Placement
 from susbench.people.remote import RemoteSeat, SeatOptions
 from susbench.people.screen import APT_PACKAGES, ScreenSize
-from susbench.store import Store
+from susbench.results.store import Store
 from tests.fixtures.cli import run_cli
 from tests.fixtures.people import (
     PATCH_RADIUS,
@@ -61,7 +61,7 @@ HANDSHAKE = (
 def seat_packages() -> None:
     missing = [tool for tool in ("Xvfb", "x11vnc", "websockify") if shutil.which(tool) is None]
     if missing or not Path("/usr/share/novnc/vnc.html").is_file():
-        pytest.skip(f"{missing or 'noVNC'} not installed; apt-get install -y {' '.join(APT_PACKAGES)}")
+        pytest.fail(f"{missing or 'noVNC'} not installed: run `make packages` ({' '.join(APT_PACKAGES)})")
 
 
 def websocket_answer(port: int, path: str) -> bytes:

@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
+from susbench.catalog.injections import build_extension, load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import RunOptions, default_snapshot, plan_episodes
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import error_record
-from susbench.digests import tree_sha256
+from susbench.core.digests import tree_sha256
+from susbench.core.errors import SusbenchError
 from susbench.distributed import BackendOptions, RayCluster, local_parallel, open_backend
 from susbench.distributed.artifacts import ArtifactError, localize, pack
 from susbench.distributed.signing import SignedRecord, UnverifiedRecord, new_run_key, open_record, sign_record
-from susbench.errors import SusbenchError
-from susbench.injection_catalog import build_extension, load_injections
 from susbench.snapshot import Snapshot
-from susbench.tasks import load_tasks, select_tasks
+from tests.fixtures.ray_cluster import require_ray
 
 
 class ObjectStore:
@@ -139,7 +140,7 @@ def test_ray_missing_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_an_address_nobody_answers_at_is_refused_at_once() -> None:
-    pytest.importorskip("ray", reason="Ray is an optional extra: .venv/bin/pip install -e '.[ray]'")
+    require_ray()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         address = f"127.0.0.1:{probe.getsockname()[1]}"  # bound, never listening: refused

@@ -19,12 +19,13 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from recorder.proxy import RecordingProxy, mitmproxy_confdir
 from susbench.browser import free_port
-from susbench.paths import REPO_ROOT
+from susbench.core.paths import REPO_ROOT
+from susbench.recorder.proxy import RecordingProxy, mitmproxy_confdir
 from susbench.snapshot import Snapshot, verify_snapshot
 from susbench.snapshot.records import WarcRecord, parse_http_request, scan_warc
 from susbench.web import LocalWeb
+from tests import tools
 
 pytestmark = pytest.mark.e2e
 WARCIO = Path(REPO_ROOT) / ".venv" / "bin" / "warcio"
@@ -191,11 +192,7 @@ def test_upstream_tls_is_verified_against_the_given_ca(local_web: LocalWeb) -> N
 
 @pytest.fixture(scope="session")
 def pywb_venv() -> Path:
-    script = Path(REPO_ROOT) / "benchmarks" / "setup_pywb.sh"
-    result = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=600)
-    if result.returncode != 0:
-        pytest.fail(f"pywb could not be installed: {result.stderr[-2000:]}")
-    return Path(result.stdout.strip().splitlines()[-1])
+    return tools.pywb_venv()
 
 
 def test_pywb_replays_our_snapshot(recorded_snapshot: Path, pywb_venv: Path, tmp_path: Path) -> None:

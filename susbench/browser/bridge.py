@@ -25,8 +25,8 @@ from typing import Any
 from playwright.sync_api import BrowserContext, Page, Worker
 from pydantic import Field
 
-from susbench.errors import BrowserError, SusbenchError
-from susbench.models import (
+from susbench.core.errors import BrowserError, SusbenchError
+from susbench.core.models import (
     AnchorLocator,
     ChoiceRole,
     Condition,
@@ -216,6 +216,15 @@ class ExtensionBridge:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.05)
+        return True
+
+    def wait_for_event(self, kind: str, timeout: float = 5.0) -> bool:
+        """True once the running episode holds an event of `kind` (False at the deadline)."""
+        deadline = time.monotonic() + timeout
+        while kind not in self._call("status")["kinds"]:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
         return True
 
     def _settle(self, quiet: float = 0.1, limit: float = 2.0) -> None:

@@ -10,9 +10,9 @@ import json
 import sys
 
 from susbench.browser.chromium import find_chromium
-from susbench.injection_catalog import load_injections
-from susbench.tasks import load_tasks
-from susbench.tasksets import TASK_SETS
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.catalog.tasksets import TASK_SETS
 
 
 def catalog() -> dict[str, object]:

@@ -20,8 +20,8 @@ import sys
 import venv
 from pathlib import Path
 
-from susbench.errors import SusbenchError
-from susbench.paths import cache_dir
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import cache_dir
 
 REQUIREMENTS = ("browsergym-core==0.14.3", "browsergym-experiments==0.14.3")
 PACKAGE = Path(__file__).with_name("package")

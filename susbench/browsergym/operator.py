@@ -25,10 +25,10 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from susbench.agents.harness import save_image
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
 from susbench.operators.base import OperatorResult, OperatorSettings, SubjectContext
-from susbench.trace import StepRecord
+from susbench.results.trace import StepRecord
 
 CHANNEL_VARIABLE = "SUSBENCH_BROWSERGYM_CHANNEL"
 OBSERVATION = "browsergym"

@@ -1,0 +1,57 @@
+"""`susbench query` and `susbench results export`: read a results database, or bundle it for others."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from susbench.cli.options import DEFAULT_DB, DbOption
+from susbench.cli.terminal import output_console
+from susbench.core.errors import SusbenchError
+from susbench.results.bundle import export_bundle
+from susbench.results.store import Store
+
+# DuckDB's own names for unaliased aggregates, as a reader would write them.
+READABLE_COLUMNS = {"count_star()": "count"}
+
+results_app = typer.Typer(no_args_is_help=True)
+
+
+def query(
+    sql: Annotated[
+        str, typer.Argument(help='SQL, e.g. "SELECT outcome, count(*) FROM episode_outcomes GROUP BY 1"')
+    ],
+    db: DbOption = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON rows instead of a table")] = False,
+) -> None:
+    """Run SQL on a results database and print a table."""
+    with Store(db, read_only=True) as store:
+        names, rows = store.query(sql)
+    columns = [READABLE_COLUMNS.get(name, name) for name in names]
+    if as_json:
+        typer.echo(json.dumps([dict(zip(columns, row, strict=True)) for row in rows], default=str, indent=2))
+        return
+    table = Table(*columns, caption=f"{len(rows)} rows")
+    for row in rows:
+        table.add_row(*("NULL" if value is None else str(value) for value in row))
+    output_console().print(table)
+
+
+@results_app.command("export")
+def export(
+    parquet: Annotated[
+        Path,
+        typer.Option("--parquet", help="folder for the bundle: one Parquet file per table/view + run.json"),
+    ],
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Export every table and view as Parquet, with run.json: how to re-run each run (`reproduce`)."""
+    if parquet.exists() and not parquet.is_dir():
+        raise SusbenchError(f"{parquet}: is a file; expected a folder for the Parquet files")
+    with Store(db, read_only=True) as store:
+        written = export_bundle(store, parquet)
+    output_console().print("\n".join(str(path) for path in written))

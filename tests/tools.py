@@ -1,0 +1,146 @@
+"""The outside tools some tests drive, installed by `make tools` (part of `make test`'s set-up) and
+never by a test: pywb and py-wacz in virtualenvs of their own beside `.venv` (each pins packages
+ours cannot share), Browser Use's virtualenv in the cache, and ReplayWeb.page's two scripts from npm.
+
+`python -m tests.tools` installs whatever is missing, the four at once (they wait on the network,
+not the CPU), each under a lock; a test whose tool is missing fails with a message naming
+`make tools`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+
+from susbench.agents import browser_use_env
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import REPO_ROOT, cache_dir
+
+INSTALL_TARGET = "make tools"
+INSTALL_TIMEOUT_S = 900
+
+PYWB_SCRIPT = Path(REPO_ROOT) / "benchmarks" / "setup_pywb.sh"
+PYWB_VENV = Path(REPO_ROOT) / ".venv-pywb"
+WACZ_PACKAGE = "wacz==0.5.0"  # py-wacz 0.5.0 pins typer==0.11.1; we need typer>=0.12
+WACZ_VENV = Path(REPO_ROOT) / ".venv-wacz"
+RWP_PACKAGE = "replaywebpage@2.4.6"  # AGPL-3.0-or-later; used as a tool, not shipped
+RWP_FILES = ("ui.js", "sw.js")
+
+
+def missing(tool: str, where: Path) -> NoReturn:
+    """Fail the asking test: the tool belongs to the set-up, which has not installed it."""
+    pytest.fail(f"{tool} is not installed at {where}: run `{INSTALL_TARGET}` (part of `make test`)")
+
+
+def replaywebpage_dir() -> Path:
+    return cache_dir() / RWP_PACKAGE.replace("@", "-")
+
+
+def pywb_venv() -> Path:
+    if not (PYWB_VENV / "bin" / "wayback").is_file():
+        missing("pywb", PYWB_VENV)
+    return PYWB_VENV
+
+
+def wacz_venv() -> Path:
+    if not (WACZ_VENV / "bin" / "wacz").is_file():
+        missing("py-wacz", WACZ_VENV)
+    return WACZ_VENV
+
+
+def browser_use_python() -> Path:
+    try:
+        return browser_use_env.installed_python()
+    except SusbenchError:
+        missing(browser_use_env.REQUIREMENT, browser_use_env.venv_dir())
+
+
+def replaywebpage() -> Path:
+    folder = replaywebpage_dir()
+    if not all((folder / name).is_file() for name in RWP_FILES):
+        missing("ReplayWeb.page", folder)
+    return folder
+
+
+def install_pywb() -> Path:
+    subprocess.run(
+        ["bash", str(PYWB_SCRIPT)], check=True, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
+    )
+    return PYWB_VENV
+
+
+def install_wacz(venv: Path = WACZ_VENV) -> Path:
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / ".venv-wacz.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (venv / "bin" / "wacz").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+            subprocess.run(
+                [str(venv / "bin" / "pip"), "install", "--quiet", WACZ_PACKAGE],
+                check=True,
+                timeout=INSTALL_TIMEOUT_S,
+                capture_output=True,
+            )
+    return venv
+
+
+def install_replaywebpage() -> Path:
+    """`npm pack` the package into a temporary folder and keep its ui.js and sw.js in the cache."""
+    folder = replaywebpage_dir()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(cache_dir() / "replaywebpage.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if all((folder / name).is_file() for name in RWP_FILES):
+            return folder
+        with tempfile.TemporaryDirectory(prefix="susbench-rwp-") as tmp:
+            subprocess.run(
+                ["npm", "pack", RWP_PACKAGE], cwd=tmp, check=True, capture_output=True, timeout=600
+            )
+            (tarball,) = Path(tmp).glob("*.tgz")
+            folder.mkdir(parents=True, exist_ok=True)
+            with tarfile.open(tarball) as archive:
+                for name in RWP_FILES:
+                    source = archive.extractfile(f"package/{name}")
+                    if source is None:
+                        raise OSError(f"{tarball.name} has no package/{name}")
+                    (folder / name).write_bytes(source.read())
+    return folder
+
+
+INSTALLS: dict[str, Callable[[], Path]] = {
+    "pywb": install_pywb,
+    "py-wacz": install_wacz,
+    browser_use_env.REQUIREMENT: browser_use_env.install,
+    "ReplayWeb.page": install_replaywebpage,
+}
+
+
+def _timed(name: str, install: Callable[[], Path]) -> str:
+    started = time.monotonic()
+    try:
+        where = install()
+    except (OSError, SusbenchError, subprocess.SubprocessError) as exc:
+        detail = getattr(exc, "stderr", None) or exc
+        return f"FAILED {name}: {str(detail)[-2000:]}"
+    return f"{name}: {where} ({time.monotonic() - started:.0f} s)"
+
+
+def main() -> int:
+    with ThreadPoolExecutor(len(INSTALLS)) as pool:
+        lines = list(pool.map(lambda item: _timed(*item), INSTALLS.items()))
+    print("\n".join(lines))
+    return 1 if any(line.startswith("FAILED") for line in lines) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
