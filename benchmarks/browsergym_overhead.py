@@ -9,7 +9,7 @@ by task so they share the machine's load alike. Per step: the operator's span in
 (`ready` to `stopped`) over its steps, for both; per episode: the whole wall time as its caller saw
 it (BrowserGym's includes starting `susbench run` and its chat window).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/browsergym_overhead.py [--repeats 2] [--out benchmarks/results/FILE.md]
+    PYTHONPATH=. .venv/bin/python benchmarks/browsergym_overhead.py [--repeats 2] [--out FILE.md]
 """
 
 from __future__ import annotations
