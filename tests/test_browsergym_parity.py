@@ -75,7 +75,8 @@ def test_every_choice_is_addressable_and_click_bid_is_scored(
         if choices and all(choice.visible for choice in choices):
             obs = browsergym_driver.call("step", action="noop(600)")  # a still pattern, observed afresh
             break
-        below = [choice for choice in choices if choice.y + choice.height > VIEWPORT_HEIGHT or choice.y < 0]
+        low = [choice for choice in choices if not choice.visible and not 0 <= choice.y < VIEWPORT_HEIGHT / 2]
+        below = [choice for choice in low if choice.y + choice.height > 0.8 * VIEWPORT_HEIGHT or choice.y < 0]
         # as an agent would: scroll the page until the pattern is in view (BrowserGym's own action)
         action = f"scroll(0, {below[0].y - VIEWPORT_HEIGHT / 3:.0f})" if below else "noop(500)"
         obs = browsergym_driver.call("step", action=action)
