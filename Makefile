@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # compare WORKERS=1, 2 and 3.
 WORKERS ?= 2
 
-.PHONY: setup demo test check lint format browser engine packages tools
+.PHONY: setup demo test check lint format browser engine packages tools browsergym
 
 setup: $(STAMP) browser
 
@@ -27,7 +27,7 @@ browser: $(STAMP)
 demo: setup
 	$(BIN)/susbench demo
 
-test: setup engine tools
+test: setup engine tools browsergym
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
@@ -48,6 +48,10 @@ packages:
 # Tools the tests drive outside .venv (pywb, py-wacz, Browser Use, ReplayWeb.page): tests never install.
 tools: $(STAMP) packages
 	$(BIN)/python -m tests.tools
+
+# BrowserGym's own virtualenv (it pins Playwright 1.44): made once, re-made when its package changes.
+browsergym: $(STAMP)
+	$(BIN)/susbench agents install-browsergym
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

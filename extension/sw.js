@@ -243,6 +243,7 @@ self.bridge = {
       events: state.events.length,
       kinds: state.events.map((e) => e.kind),
       exposed: state.events.some((e) => e.kind === "exposed"),
+      control_used: state.events.some((e) => e.kind === "control_used"),
     };
   },
   async choices(url, scrollTo) {
@@ -253,6 +254,18 @@ self.bridge = {
     try {
       // A document being replaced may drop the question unanswered (undefined): nothing to click there.
       return (await chrome.tabs.sendMessage(tabId, { kind: "choices", scroll_to: scrollTo }, { frameId: 0 })) || none;
+    } catch {
+      return none;
+    }
+  },
+  // A harness's element ids inside the pattern (content/marks.js): no role, no injection, only ids and boxes.
+  async marks(url, request) {
+    const state = await update((s) => s);
+    const tabId = await tabFor(state, url);
+    const none = { ids: [], found: false, next: request.next };
+    if (tabId === null) return none;
+    try {
+      return (await chrome.tabs.sendMessage(tabId, { ...request, kind: "marks" }, { frameId: 0 })) || none;
     } catch {
       return none;
     }

@@ -13,6 +13,7 @@ pytest_plugins = [
     "tests.fixtures.fuzzing",
     "tests.fixtures.replaywebpage",
     "tests.fixtures.agents",
+    "tests.fixtures.browsergym",
     "tests.fixtures.ray_cluster",
     "tests.fixtures.unseen_shop",
     "tests.fixtures.people",

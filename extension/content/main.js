@@ -5,7 +5,7 @@
 "use strict";
 (() => {
   if (window.top !== window) return;
-  const { state, channel, spot, draw, exposure, input, choices, urlpattern, language } = globalThis.pageHelper;
+  const { state, channel, spot, draw, exposure, input, choices, marks, urlpattern, language } = globalThis.pageHelper;
   const ANCHOR_WAIT_MS = 2500;
   // Re-injections per document before the pattern counts as tampered with: a re-render or two is
   // ordinary, a page that keeps removing, moving or marking the host is fighting it.
@@ -33,11 +33,12 @@
     return false;
   }
 
-  // The host is ours alone: attributes the page puts on it (hidden, inert, style...) come off at once.
+  // The host is ours alone: attributes the page puts on it (hidden, inert, style...) come off at once;
+  // a harness's element ids (marks.js) stay, as they stay on every other element.
   function bare(mounted) {
     const { host } = mounted;
-    if (!host.attributes.length) return;
-    const names = [...host.attributes].map((attribute) => attribute.name);
+    const names = [...host.attributes].map((attribute) => attribute.name).filter((name) => !marks.MARK_ATTRIBUTES.has(name));
+    if (!names.length) return;
     names.forEach((name) => host.removeAttribute(name));
     if (strike(mounted, "marked")) channel.report("reinjected", { why: "marked", attributes: names, times: mounted.strikes });
   }
@@ -149,6 +150,7 @@
   };
 
   channel.answer("choices", (message) => choices.describe(message.scroll_to));
+  channel.answer("marks", (message) => marks.answer(message));
 
   let queued = false;
   function schedule() {

@@ -187,6 +187,17 @@ class ExtensionBridge:
                 return found
             time.sleep(0.1)
 
+    def control_used(self) -> bool:
+        """The task's control was used with real input so far in this episode (unsigned, running)."""
+        return bool(self._call("status").get("control_used"))
+
+    def marks(self, url: str, request: dict[str, Any]) -> dict[str, Any]:
+        """A harness's element ids inside the pattern drawn at `url` (`extension/content/marks.js`):
+        `{"op": "mark", "next": N}` numbers its elements from N, `{"op": "unmark"}` takes the ids out of
+        their ARIA attributes again, `{"op": "target", "id": ID, "scroll": bool}` says where one is.
+        Ids and boxes only: no role, no injection."""
+        return dict(self._call("marks", url, request))
+
     def panel(self, page: Page, scroll: bool = False) -> Box | None:
         """Where the injected pattern is drawn on `page` (None if nothing is injected there)."""
         if scroll:

@@ -43,6 +43,7 @@ EXTENSION_SOURCES = (
     "content/exposure.js",
     "content/input.js",
     "content/choices.js",
+    "content/marks.js",
     "content/spot.js",
     "content/main.js",
 )

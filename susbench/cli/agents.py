@@ -91,6 +91,16 @@ def install_browser_use() -> None:
     typer.echo(f"ready: {python}")
 
 
+@agents_app.command("install-browsergym")
+def install_browsergym() -> None:
+    """Make BrowserGym's own virtualenv with `susbench_browsergym` (from PyPI, under the cache folder);
+    the last line is its interpreter, in which `import susbench_browsergym` registers the tasks."""
+    from susbench.browsergym import environment
+
+    typer.echo(f"installing {' '.join(environment.REQUIREMENTS)} into {environment.venv_dir()} ...")
+    typer.echo(environment.install(quiet=False))
+
+
 @agents_app.command("serve")
 def serve(
     tasks: Annotated[str | None, typer.Option(help=f"{TASKS_HELP}; recorded before serving")] = None,

@@ -110,6 +110,20 @@ def completion_met(page: Page | None, check: CompletionCheck | None, report: Ext
     return check.selector is None or page.locator(check.selector).count() > 0
 
 
+def completed_now(page: Page | None, check: CompletionCheck | None, bridge: ExtensionBridge) -> bool | None:
+    """The task's completion check while the episode runs (the control's use as the worker has noted
+    it so far; the signed report decides at the end)."""
+    if check is None:
+        return None
+    if check.control is not None and not bridge.control_used():
+        return False
+    if check.url is None:
+        return True
+    if page is None or not url_matches(check.url, page.url):
+        return False
+    return check.selector is None or page.locator(check.selector).count() > 0
+
+
 def act_on_task(
     operator: Operator | OracleBaseline,
     task: Task,
@@ -120,6 +134,7 @@ def act_on_task(
     record: Record,
     trace_dir: Path | None = None,
     record_step: Callable[[StepRecord], None] = lambda step: None,
+    episode_id: str = "",
 ) -> OperatorResult:
     """The operator's turn at a task whose episode the extension is running: every operator gets the
     subject's context; only a built-in scripted baseline is also handed the oracle."""
@@ -131,6 +146,9 @@ def act_on_task(
         record=record,
         trace_dir=trace_dir,
         record_step=record_step,
+        marks=bridge.marks,
+        episode_id=episode_id,
+        completed=lambda: completed_now(page, task.completion, bridge),
     )
     if not isinstance(operator, OracleBaseline):
         return operator.act(ctx)
@@ -272,6 +290,7 @@ class EpisodeRunner:
                     record,
                     trace_dir,
                     self._steps.append,
+                    job.episode.id,
                 )
         except Overtime as exc:
             failure = f"operator timed out after {exc.seconds:g} s"

@@ -2,7 +2,8 @@
 
 The baselines live in their own table: they alone are `OracleBaseline`s and get the ground truth.
 Operators under test are found by name in this order: `register_operator` (this process only), the
-`susbench.operators` entry-point group (installed plugins, the built-in agents among them), or a
+`susbench.operators` entry-point group (installed plugins, the built-in agents among them; a name
+`family:label` whose family is an entry point names that plugin, e.g. `browsergym:<agent name>`), or a
 `module:factory` path. The last two are resolved in every worker process by importing the named
 module, so nothing depends on import-time registration in the parent; and none of them can be
 handed the oracle.
@@ -82,6 +83,9 @@ def find_factory(name: str) -> OperatorFactory:
     """The factory of an operator under test, however it is known."""
     if name in OPERATORS:
         return OPERATORS[name]
+    family = name.partition(":")[0]
+    if name not in plugin_names() and family in plugin_names():
+        return _load(family)  # type: ignore[return-value]  # a family of operators: `browsergym:<agent>`
     if name in plugin_names() or (":" in name and all(name.partition(":")[::2])):
         return _load(name)  # type: ignore[return-value]
     raise SusbenchError(

@@ -73,6 +73,8 @@ class SubjectContext:
 
     `record(kind, detail)` stores one of its actions as evidence; `record_step` stores one step of
     its trace (an agent's observation, model reply and actions), whose files go in `trace_dir`.
+    `marks(url, request)` numbers the elements inside the injected pattern for a harness whose own
+    marking cannot enter its closed shadow root (`ExtensionBridge.marks`: ids and boxes, no roles).
     """
 
     instruction: str
@@ -82,6 +84,9 @@ class SubjectContext:
     record: Callable[[str, dict[str, Any]], None]
     trace_dir: Path | None = None
     record_step: Callable[[StepRecord], None] = field(default=lambda step: None)
+    marks: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+    episode_id: str = ""
+    completed: Callable[[], bool | None] = field(default=lambda: None)
     started: float = field(default_factory=time.monotonic)
 
     def remaining_s(self) -> float:

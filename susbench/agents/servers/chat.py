@@ -15,6 +15,7 @@ from typing import Any
 from susbench.agents.demonstration import Move
 from susbench.agents.servers.base import ProtocolHandler, Refused, estimate_tokens, require
 from susbench.agents.servers.browser_use_dialect import browser_use_reply, speaks_browser_use
+from susbench.agents.servers.browsergym_dialect import browsergym_action, speaks_browsergym
 from susbench.agents.servers.policy import OFFSCREEN, UNKNOWN_ELEMENT, Dialogue, element_number
 
 MALFORMED_ARGUMENTS = '{"x": 12, "y":'
@@ -110,6 +111,9 @@ class ChatCompletions(ProtocolHandler):
         content: str | None = None
         if speaks_browser_use(request):
             calls, content = [], browser_use_reply(self.policy, request)
+        elif speaks_browsergym(request):
+            move = step.moves[0] if step.moves else None
+            content = browsergym_action(move, dialogue.latest_text, step.final or "Done.")
         elif step.fault == "malformed":
             calls, content = ([("click", MALFORMED_ARGUMENTS)], None) if tools else ([], MALFORMED_ARGUMENTS)
         elif step.fault is not None:
