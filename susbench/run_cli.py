@@ -356,6 +356,14 @@ def demo(
     browser: BrowserOption = "local",
     image: ImageOption = None,
     task_set: TaskSetOption = "localweb",
+    local_model: Annotated[
+        bool,
+        typer.Option(
+            "--local-model",
+            help="also run the packaged small model (openai-chat on a local llama.cpp server) on the nine "
+            "one-per-type tasks (needs the local-model extra)",
+        ),
+    ] = False,
 ) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
     (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
@@ -381,6 +389,15 @@ def demo(
                 image=image,
             )
             _run_with_progress(options, console, executor)
+        if local_model:
+            from susbench.agents.local_model import local_run_options, serving_for_run
+
+            with serving_for_run() as server:
+                console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
+                chosen = local_run_options(
+                    server, db, snapshot=snapshot, tasks_dir=tasks_dir, browser=browser, image=image
+                )
+                _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
         report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
     console.print(render_report(report))

@@ -11,6 +11,7 @@ pytest_plugins = [
     "tests.fixtures.fuzzing",
     "tests.fixtures.replaywebpage",
     "tests.fixtures.agents",
+    "tests.fixtures.local_model",
     "tests.fixtures.ray_cluster",
     "tests.fixtures.unseen_shop",
     "tests.fixtures.people",
