@@ -23,7 +23,6 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from replayer.factory import replay_server
 from susbench.agents.actions import AgentAction, Click, Scroll
 from susbench.agents.execute import Executor
 from susbench.agents.observe import Element, Observation, Observer
@@ -31,11 +30,12 @@ from susbench.agents.openai_chat import ChatConversation, OpenAIChatOperator
 from susbench.agents.window import BrowserWindow
 from susbench.browser import LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge
+from susbench.catalog.injections import build_extension, load_injections
+from susbench.catalog.tasks import load_tasks
 from susbench.controller import default_snapshot
-from susbench.injection_catalog import build_extension, load_injections
 from susbench.operators import OperatorSettings
+from susbench.replayer.factory import replay_server
 from susbench.snapshot import Snapshot
-from susbench.tasks import load_tasks
 
 KINDS = ("screenshot", "som", "axtree")
 GOALS_MS = {"screenshot": 150, "som": 400, "axtree": 400}

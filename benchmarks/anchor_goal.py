@@ -1,6 +1,6 @@
 """The issue-13 goal, measured: generic injections on real product pages, with held-out shops.
 
-Runs `susbench.anchors.measure` (the same code as `susbench injections anchor`) on
+Runs `susbench.preview.anchors.measure` (the same code as `susbench injections anchor`) on
 `../shared/realdata/product-pages` and reports, per pattern type, the share of (page, injection)
 pairs that anchored, showed and covered no page control, separately for the shops the anchors were
 tuned on, the held-out shops, and all. Shops are split by brand (amazon.de and amazon.com are one
@@ -20,7 +20,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from susbench.anchors import (
+from susbench.core.models import SEMANTIC_KINDS
+from susbench.core.paths import shared_dir
+from susbench.preview.anchors import (
     GOAL,
     AnchorRow,
     PageSurvey,
@@ -30,8 +32,6 @@ from susbench.anchors import (
     saved_stem,
     summarize,
 )
-from susbench.models import SEMANTIC_KINDS
-from susbench.paths import shared_dir
 
 REALDATA = shared_dir() / "realdata"
 PRODUCT_PAGES = REALDATA / "product-pages"

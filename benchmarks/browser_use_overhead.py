@@ -28,21 +28,21 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from replayer.factory import replay_server
-from replayer.service import ReplayService
 from susbench.agents.browser_use_env import installed_python
 from susbench.agents.browser_use_operator import BrowserUseOperator
 from susbench.agents.servers import ScriptedPolicy, model_server
 from susbench.agents.walker import record_demonstrations
 from susbench.browser import LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge
+from susbench.catalog.injections import build_extension, load_injections
+from susbench.catalog.tasks import load_tasks
 from susbench.controller import default_snapshot
-from susbench.injection_catalog import build_extension, load_injections
 from susbench.operators import OperatorSettings
 from susbench.operators.base import Limits, SubjectContext
+from susbench.replayer.factory import replay_server
+from susbench.replayer.service import ReplayService
+from susbench.results.trace import StepRecord
 from susbench.snapshot import Snapshot
-from susbench.tasks import load_tasks
-from susbench.trace import StepRecord
 
 TASKS = ("voltcart-mouse-cart", "threadline-tee-size-s-cart", "taskflow-enterprise-cart")
 KEY_VARIABLE = "BENCH_MODEL_KEY"

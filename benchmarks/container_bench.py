@@ -33,6 +33,7 @@ from typing import Any
 
 from playwright.sync_api import sync_playwright
 
+from susbench.catalog.tasks import select_tasks
 from susbench.container import DEFAULT_IMAGE, ContainerBackend, DockerApiRuntime, build_image
 from susbench.container.image import LABEL_CHROMIUM, LABEL_FONTS, host_ca_bundle
 from susbench.controller import EpisodeJob, RunOptions, plan_episodes
@@ -40,9 +41,8 @@ from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import SnapshotFacts, snapshot_facts
 from susbench.controller.run import load_materials
-from susbench.digests import tree_sha256
-from susbench.store import EpisodeRecord
-from susbench.tasks import select_tasks
+from susbench.core.digests import tree_sha256
+from susbench.results.store import EpisodeRecord
 
 BACKENDS = ("local", "container-warm", "container-fresh")
 

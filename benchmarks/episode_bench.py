@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from susbench.controller import RunOptions, run_benchmark
-from susbench.store import Store
+from susbench.results.store import Store
 
 
 def measure(parallel: int, snapshot: Path | None, tasks: str, work: Path) -> dict[str, float]:

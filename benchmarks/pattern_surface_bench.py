@@ -26,7 +26,7 @@ from playwright.sync_api import BrowserContext, Playwright, sync_playwright
 
 from susbench.browser import LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge
-from susbench.injection_catalog import build_extension, load_injections, load_templates
+from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.web import LocalWeb
 from tests.fixtures.extension import build_extension_at
 

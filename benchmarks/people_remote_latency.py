@@ -28,7 +28,7 @@ from typing import NamedTuple
 from playwright.sync_api import Page
 
 from susbench.browser import BrowserProfile, fresh_context, launch_browser, playwright_driver
-from susbench.models import Viewport
+from susbench.core.models import Viewport
 from susbench.people.remote import RemoteSeat, SeatOptions
 from susbench.people.screen import ScreenSize, using_display
 

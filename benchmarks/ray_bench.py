@@ -25,12 +25,12 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
 from susbench.controller.pool import LocalProcessPool
 from susbench.distributed import RayCluster
-from susbench.injection_catalog import load_injections
-from susbench.store import EpisodeRecord
-from susbench.tasks import load_tasks, select_tasks
+from susbench.results.store import EpisodeRecord
 from tests.fixtures.processes import MARK_VARIABLE, Watch, new_mark
 
 MIB = 1024 * 1024

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
 
-from recorder.proxy import RecordingProxy
 from susbench.browser import QUIET_FLAGS, chromium_version, find_chromium
+from susbench.recorder.proxy import RecordingProxy
 from susbench.web import LocalWeb
 
 

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from cryptography import x509
 
 from susbench.browser import free_port
-from susbench.certs import mitmproxy_ca_pin, spki_pin
+from susbench.core.certs import mitmproxy_ca_pin, spki_pin
 from susbench.snapshot import Snapshot
 from susbench.web.tls import TlsFiles
 

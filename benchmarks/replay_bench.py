@@ -52,13 +52,13 @@ from benchmarks.replay_anchors import (
     pywb_command,
     running,
 )
-from recorder.proxy import RecordingProxy
-from replayer.check import launch_browser
-from replayer.proxy import ca_confdir
-from replayer.tls import ReplayCA
 from susbench.browser import BrowserProfile, chromium_version, find_chromium
-from susbench.certs import mitmproxy_ca_pin
-from susbench.models import PageCapture, SnapshotManifest
+from susbench.core.certs import mitmproxy_ca_pin
+from susbench.core.models import PageCapture, SnapshotManifest
+from susbench.recorder.proxy import RecordingProxy
+from susbench.replayer.check import launch_browser
+from susbench.replayer.proxy import ca_confdir
+from susbench.replayer.tls import ReplayCA
 from susbench.snapshot import Snapshot, write_wacz
 from susbench.web import SITES, LocalWeb
 from susbench.web.tls import ensure_tls
@@ -201,8 +201,8 @@ def synthetic_snapshot(out: Path, total_bytes: int) -> Path:
 
 MEMORY_PROBE = """
 import json, socket, sys, time
-from replayer.direct import DirectReplayServer
-from replayer.proxy import ReplayServer
+from susbench.replayer.direct import DirectReplayServer
+from susbench.replayer.proxy import ReplayServer
 path, mode, requests = sys.argv[1], sys.argv[2], int(sys.argv[3])
 start = time.perf_counter()
 with (DirectReplayServer if mode == "direct" else ReplayServer)(path) as server:

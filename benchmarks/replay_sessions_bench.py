@@ -27,8 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replayer.matching import ReplayIndex
 from susbench.controller import default_snapshot
+from susbench.replayer.matching import ReplayIndex
 from susbench.snapshot import IndexEntry, Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]

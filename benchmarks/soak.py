@@ -33,8 +33,8 @@ from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 
-from susbench.paths import REPO_ROOT
-from susbench.store import Store
+from susbench.core.paths import REPO_ROOT
+from susbench.results.store import Store
 from tests.fixtures.processes import ProcessInfo, Watch, descendants, marked_env, new_mark
 
 KIB = 1024

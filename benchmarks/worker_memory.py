@@ -5,7 +5,7 @@ runs in this process under `tracemalloc`, the `random` baseline over every task 
 snapshot, as `susbench run` would hand the episodes to a worker. After `--warmup` episodes the
 allocations are snapshotted; after `--episodes` more, the lines whose live memory grew most are
 listed with their growth per episode, beside the process's RSS growth per episode, the replay log's
-length and the reply cache's fill (bounded by `replayer.service.CACHE_BYTES`). `tracemalloc` slows
+length and the reply cache's fill (bounded by `susbench.replayer.service.CACHE_BYTES`). `tracemalloc` slows
 allocation, so episodes here take longer than in a run.
 
     .venv/bin/python -m benchmarks.worker_memory [--warmup 10] [--episodes 40] [--top 12]
@@ -23,13 +23,13 @@ from pathlib import Path
 from types import TracebackType
 
 from benchmarks.soak import rss_mib
-from replayer.service import CACHE_BYTES, ThreadedReplayServer
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import RunOptions
 from susbench.controller.planning import EpisodeJob
 from susbench.controller.run import run_benchmark
-from susbench.store import EpisodeRecord
+from susbench.replayer.service import CACHE_BYTES, ThreadedReplayServer
+from susbench.results.store import EpisodeRecord
 
 KIB = 1024
 

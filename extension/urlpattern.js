@@ -1,4 +1,4 @@
-// The project's one URL-pattern language, as susbench/urlpattern.py defines it (both run every case of
+// The project's one URL-pattern language, as susbench/core/urlpattern.py defines it (both run every case of
 // tests/data/url_patterns.json). A pattern is matched against the URL without scheme and fragment
 // (`host[:port]/path?query`), as a whole, case ignored: `*` is any run of characters (none and `/`
 // included), `?` exactly one character, and every other character stands for itself.

@@ -24,15 +24,15 @@ from typing import Literal, Protocol
 from playwright.sync_api import Error as PlaywrightError
 from pydantic import Field, ValidationError
 
-from recorder.capture import RecordSetup, record_walks
-from recorder.catalog import CatalogSite, CrawlSettings, Politeness, SiteCatalog
-from recorder.crawl import Crawl, PolitePlan
-from recorder.robots import PRODUCT_TOKEN
-from replayer.check import check_snapshot
 from susbench import __version__
 from susbench.browser import chromium_version, find_chromium
-from susbench.errors import SusbenchError
-from susbench.models import Frozen, HostMap, PageLook, SiteCategory
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen, HostMap, PageLook, SiteCategory
+from susbench.recorder.capture import RecordSetup, record_walks
+from susbench.recorder.catalog import CatalogSite, CrawlSettings, Politeness, SiteCatalog
+from susbench.recorder.crawl import Crawl, PolitePlan
+from susbench.recorder.robots import PRODUCT_TOKEN
+from susbench.replayer.check import check_snapshot
 from susbench.snapshot import verify_snapshot
 
 PARTIAL_DIR = ".partial"

@@ -19,9 +19,6 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 from pydantic import Field
 
-from recorder.failures import explain_load_failure
-from recorder.proxy import RecordingProxy
-from recorder.warc_addon import RequestLogEntry
 from susbench.browser import (
     BrowserBackend,
     LocalBackend,
@@ -31,9 +28,9 @@ from susbench.browser import (
     routed_profile,
 )
 from susbench.browser.actions import StepFailed, perform_step, scroll_to_bottom
-from susbench.errors import InputError, SusbenchError
-from susbench.loading import read_data_file, validate_data
-from susbench.models import (
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.loading import read_data_file, validate_data
+from susbench.core.models import (
     DEFAULT_LOCALE,
     DEFAULT_TIMEZONE,
     CapturePlan,
@@ -45,6 +42,9 @@ from susbench.models import (
     Task,
     Viewport,
 )
+from susbench.recorder.failures import explain_load_failure
+from susbench.recorder.proxy import RecordingProxy
+from susbench.recorder.warc_addon import RequestLogEntry
 
 IDLE_TIMEOUT_MS = 3_000
 STEP_TIMEOUT_MS = 10_000

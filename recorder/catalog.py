@@ -16,10 +16,10 @@ from zoneinfo import available_timezones
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from susbench.errors import InputError, SusbenchError
-from susbench.loading import describe_validation_error, read_data_file
-from susbench.models import CapturePlan, Frozen, Identifier, SiteCategory
-from susbench.urlpattern import glob_matches
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.loading import describe_validation_error, read_data_file
+from susbench.core.models import CapturePlan, Frozen, Identifier, SiteCategory
+from susbench.core.urlpattern import glob_matches
 
 SITE_CATEGORIES: tuple[str, ...] = SiteCategory.__args__  # type: ignore[attr-defined]
 

@@ -19,10 +19,6 @@ from typing import Any
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
-from recorder.capture import SessionRecorder
-from recorder.catalog import CrawlSettings
-from recorder.links import CrawlVocabulary, LinkJudge, PageLink, canonical, load_crawl_vocabulary
-from recorder.robots import RobotsBook
 from susbench.browser.semantic import (
     IsolatedWorld,
     ProbeError,
@@ -30,8 +26,12 @@ from susbench.browser.semantic import (
     load_vocabulary,
     semantic_source,
 )
-from susbench.errors import SusbenchError
-from susbench.models import CapturePlan, Frozen, PageCapture, PlanPage
+from susbench.core.errors import SusbenchError
+from susbench.core.models import CapturePlan, Frozen, PageCapture, PlanPage
+from susbench.recorder.capture import SessionRecorder
+from susbench.recorder.catalog import CrawlSettings
+from susbench.recorder.links import CrawlVocabulary, LinkJudge, PageLink, canonical, load_crawl_vocabulary
+from susbench.recorder.robots import RobotsBook
 
 CRAWL_JS = Path(__file__).with_name("crawl.js")
 NAVIGATION_WAIT_MS = 4_000
@@ -114,7 +114,7 @@ def click(page: Page, point: dict[str, Any]) -> None:
 
 
 class Crawl:
-    """One site's crawl in one browser session (a `Walk` of `recorder.capture.record_walks`)."""
+    """One site's crawl in one browser session (a `Walk` of `susbench.recorder.capture.record_walks`)."""
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ import socket
 from urllib.parse import urlsplit
 
 from susbench.browser import browser_failure
-from susbench.models import HostMap
+from susbench.core.models import HostMap
 
 PROBE_TIMEOUT_S = 2.0
 NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")

@@ -15,8 +15,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from pydantic import Field
 
-from susbench.loading import load_model
-from susbench.models import Frozen
+from susbench.core.loading import load_model
+from susbench.core.models import Frozen
 
 VOCABULARY_FILE = Path(__file__).with_name("crawl-vocabulary.yaml")
 SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "gob", "gv"})

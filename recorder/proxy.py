@@ -23,13 +23,13 @@ from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 
-from recorder.redaction import Redactor
-from recorder.warc_addon import RequestLogEntry, recording_addons
 from susbench import __version__
-from susbench.certs import MITMPROXY_CA_CERT, mitmproxy_ca_pin, private_dir
-from susbench.errors import SusbenchError
-from susbench.models import HostMap, SnapshotManifest
-from susbench.paths import cache_dir
+from susbench.core.certs import MITMPROXY_CA_CERT, mitmproxy_ca_pin, private_dir
+from susbench.core.errors import SusbenchError
+from susbench.core.models import HostMap, SnapshotManifest
+from susbench.core.paths import cache_dir
+from susbench.recorder.redaction import Redactor
+from susbench.recorder.warc_addon import RequestLogEntry, recording_addons
 from susbench.snapshot.wacz import WARC_MEMBER, index_warc, write_wacz
 
 START_TIMEOUT_S = 20.0

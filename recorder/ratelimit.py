@@ -4,7 +4,7 @@ whatever the page asks the browser to fetch.
 Generic cell rate algorithm (a token bucket in one number per host): each request reserves the next
 free slot of its host and waits for it, so at most `host_burst` requests of a host go at once and
 then one every 1/`host_rate` seconds. mitmproxy runs hooks on one event loop, so a reservation is
-atomic. Only loaded as part of `recorder.warc_addon`, which declares the options.
+atomic. Only loaded as part of `susbench.recorder.warc_addon`, which declares the options.
 """
 
 from __future__ import annotations

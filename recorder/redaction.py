@@ -14,8 +14,8 @@ from urllib.parse import unquote_plus
 
 from pydantic import Field
 
-from susbench.loading import load_model
-from susbench.models import Frozen
+from susbench.core.loading import load_model
+from susbench.core.models import Frozen
 
 SECRETS_PATH = Path(__file__).with_name("secrets.yaml")
 HeaderFields = tuple[tuple[bytes, bytes], ...]

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from susbench.models import Frozen
+from susbench.core.models import Frozen
 
 PRODUCT_TOKEN = "SusbenchReplay"
 MAX_BYTES = 500 * 1024  # RFC 9309: at least 500 KiB are parsed

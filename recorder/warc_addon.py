@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-if importlib.util.find_spec("recorder") is None:
+if importlib.util.find_spec("susbench") is None:
     sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 from mitmproxy import exceptions, http
@@ -30,13 +30,13 @@ from mitmproxy.options import Options
 from mitmproxy.version import VERSION as MITMPROXY_VERSION
 from pydantic import Field
 
-from recorder.ratelimit import HostRateLimit
-from recorder.redaction import Redactor
-from recorder.warc_writer import RecordedExchange, WarcWriterThread
 from susbench import __version__
-from susbench.errors import SusbenchError
-from susbench.hostmap import HostMapAddon
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.hostmap import HostMapAddon
+from susbench.core.models import Frozen
+from susbench.recorder.ratelimit import HostRateLimit
+from susbench.recorder.redaction import Redactor
+from susbench.recorder.warc_writer import RecordedExchange, WarcWriterThread
 
 WARC_OPTIONS = frozenset({"warc_out", "warc_dedup", "warc_info", "warc_keep_secrets"})
 SESSION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}")

@@ -18,7 +18,7 @@ from pathlib import Path
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from recorder.redaction import Redactor
+from susbench.recorder.redaction import Redactor
 from susbench.snapshot.cdxj import SESSION_HEADER
 
 HOP_BY_HOP = {"transfer-encoding", "connection", "keep-alive", "proxy-connection", "upgrade"}

@@ -7,8 +7,8 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from susbench.errors import InputError
-from susbench.loading import read_data_file
+from susbench.core.errors import InputError
+from susbench.core.loading import read_data_file
 
 BROWSER_HOSTS_PATH = Path(__file__).with_name("browser_hosts.yaml")
 

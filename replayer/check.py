@@ -12,8 +12,6 @@ from playwright.sync_api import Browser, Playwright
 from playwright.sync_api import Error as PlaywrightError
 from pydantic import Field
 
-from replayer.factory import replay_server
-from replayer.service import Coverage
 from susbench.browser import (
     BrowserProfile,
     browser_failure,
@@ -22,8 +20,10 @@ from susbench.browser import (
     playwright_driver,
     replay_profile,
 )
-from susbench.models import Frozen
-from susbench.models import ReplayMode as Mode
+from susbench.core.models import Frozen
+from susbench.core.models import ReplayMode as Mode
+from susbench.replayer.factory import replay_server
+from susbench.replayer.service import Coverage
 
 SETTLE_MS = 3000
 STARTUP_NOISE_S = 1.0

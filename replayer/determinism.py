@@ -16,7 +16,7 @@ from pathlib import Path
 from mitmproxy.net import encoding
 from pydantic import Field
 
-from susbench.models import Frozen, SnapshotManifest
+from susbench.core.models import Frozen, SnapshotManifest
 
 SHIM_SOURCE = Path(__file__).with_name("determinism.js").read_text(encoding="utf-8").split("*/\n", 1)[1]
 HOP_BY_HOP = frozenset(

@@ -15,9 +15,9 @@ import contextlib
 import socket
 from pathlib import Path
 
-from replayer.matching import RuleSet
-from replayer.service import Responder, ThreadedReplayServer
-from replayer.tls import ReplayCA
+from susbench.replayer.matching import RuleSet
+from susbench.replayer.service import Responder, ThreadedReplayServer
+from susbench.replayer.tls import ReplayCA
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_BODY_BYTES = 64 * 1024 * 1024

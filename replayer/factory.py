@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replayer.direct import DirectReplayServer
-from replayer.proxy import ReplayServer
-from replayer.service import ReplayService
-from susbench.models import ReplayMode
+from susbench.core.models import ReplayMode
+from susbench.replayer.direct import DirectReplayServer
+from susbench.replayer.proxy import ReplayServer
+from susbench.replayer.service import ReplayService
 
 
 def replay_server(

@@ -23,9 +23,9 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 import yaml
 from pydantic import Field, ValidationError
 
-from susbench.errors import SusbenchError
-from susbench.loading import describe_validation_error
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.loading import describe_validation_error
+from susbench.core.models import Frozen
 
 RULES_PATH = Path(__file__).with_name("rules.yaml")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})

@@ -18,13 +18,13 @@ from mitmproxy.addons import core, next_layer, proxyserver, tlsconfig
 from mitmproxy.master import Master
 from mitmproxy.proxy.server_hooks import ServerConnectionHookData
 
-from replayer.matching import RuleSet
-from replayer.service import MARKER, Coverage, ReplayLogEntry, Responder, ThreadedReplayServer
-from susbench.certs import mitmproxy_ca_pin, private_dir
-from susbench.errors import SusbenchError
-from susbench.hostmap import HostMapAddon
-from susbench.models import HostMap
-from susbench.paths import cache_dir
+from susbench.core.certs import mitmproxy_ca_pin, private_dir
+from susbench.core.errors import SusbenchError
+from susbench.core.hostmap import HostMapAddon
+from susbench.core.models import HostMap
+from susbench.core.paths import cache_dir
+from susbench.replayer.matching import RuleSet
+from susbench.replayer.service import MARKER, Coverage, ReplayLogEntry, Responder, ThreadedReplayServer
 
 Fallback = Literal["none", "live"]
 

@@ -1,8 +1,9 @@
 """What every replay front end shares: the log, coverage, and answering one request from a snapshot.
 
-The mitmproxy-based proxy (`replayer.proxy`) and the direct server (`replayer.direct`) differ only
-in how requests reach them; matching, determinism rewriting, the body cache and the log live here
-once, and `ReplayService` is the surface the controller and `replayer.check` rely on.
+The mitmproxy-based proxy (`susbench.replayer.proxy`) and the direct server
+(`susbench.replayer.direct`) differ only in how requests reach them; matching, determinism rewriting,
+the body cache and the log live here once, and `ReplayService` is the surface the controller and
+`susbench.replayer.check` rely on.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from typing import Any, Literal, Protocol, Self
 
 from pydantic import Field
 
-from replayer.background import is_browser_background
-from replayer.determinism import DeterminismConfig, rewrite
-from replayer.matching import Match, ReplayIndex, RuleSet
-from replayer.snapshots import open_snapshot
-from susbench.errors import SnapshotError, SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SnapshotError, SusbenchError
+from susbench.core.models import Frozen
+from susbench.replayer.background import is_browser_background
+from susbench.replayer.determinism import DeterminismConfig, rewrite
+from susbench.replayer.matching import Match, ReplayIndex, RuleSet
+from susbench.replayer.snapshots import open_snapshot
 
 MatchKindLogged = Literal["exact", "canonical", "fuzzy", "miss", "live", "browser"]
 MARKER = "X-Susbench-Replay"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from susbench.errors import SnapshotError
+from susbench.core.errors import SnapshotError
 
 WARC_SUFFIXES = (".warc", ".warc.gz")
 

@@ -1,4 +1,4 @@
-"""The direct replayer's TLS: the replay CA (`susbench.certs`) and per-host leaves issued on demand.
+"""The direct replayer's TLS: the replay CA (`susbench.core.certs`) and per-host leaves issued on demand.
 
 Chromium reaches the direct replayer for every host (`--host-resolver-rules`), so the server
 learns the host only from SNI; a leaf for it is issued then and cached on disk. Every leaf carries
@@ -13,8 +13,8 @@ import re
 import ssl
 from pathlib import Path
 
-from susbench.certs import CertificateAuthority
-from susbench.paths import cache_dir
+from susbench.core.certs import CertificateAuthority
+from susbench.core.paths import cache_dir
 
 CA_NAME = "SusBench Replay CA"
 DEFAULT_HOST = "localhost"

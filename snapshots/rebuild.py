@@ -3,7 +3,7 @@
     .venv/bin/python snapshots/rebuild.py [--date 2026-11-29] [--out snapshots/localweb-<date>.wacz]
 
 The local web is started in-process at a fixed date and seed, so the same checkout rebuilds the same
-pages; the project's recorder (`recorder.capture.record_plans`, what `susbench record` runs) walks
+pages; the project's recorder (`susbench.recorder.capture.record_plans`, what `susbench record` runs) walks
 each task's capture plan in a fresh browser session of its own behind the recording proxy and
 writes one WACZ, its records labelled with the task's session. The new snapshot is written beside
 the old one and replaces it only once it verifies and holds every task's session; a failed
@@ -17,13 +17,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from recorder.capture import record_plans
-from susbench.errors import SusbenchError
-from susbench.injection_catalog import load_injections
-from susbench.models import Task
-from susbench.paths import SNAPSHOTS_DIR, TASKS_DIR
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Task
+from susbench.core.paths import SNAPSHOTS_DIR, TASKS_DIR
+from susbench.recorder.capture import record_plans
 from susbench.snapshot import Snapshot, verify_snapshot
-from susbench.tasks import load_tasks
 from susbench.web import LocalWeb
 
 DATE = "2026-11-29"

@@ -1,5 +1,5 @@
 """`python -m susbench` is the same as the `susbench` command."""
 
-from susbench.cli import main
+from susbench.cli.main import main
 
 main()

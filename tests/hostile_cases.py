@@ -14,8 +14,8 @@ from pydantic import Field
 from susbench.browser.actions import ClickMode
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
 from susbench.controller.episode import act_on_task
-from susbench.loading import load_model
-from susbench.models import Frozen, Identifier, Injection, OutcomeKind, Task
+from susbench.core.loading import load_model
+from susbench.core.models import Frozen, Identifier, Injection, OutcomeKind, Task
 from susbench.operators import Limits, OperatorSettings
 from susbench.operators.scripted import IdleOperator, ScriptedOperator
 from susbench.web.quirks import COOKIE

@@ -14,8 +14,8 @@ from pathlib import Path
 from susbench.browser import LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge
 from susbench.browser.driver import playwright_driver
-from susbench.injection_catalog import build_extension, load_injections
-from susbench.tasks import load_tasks
+from susbench.catalog.injections import build_extension, load_injections
+from susbench.catalog.tasks import load_tasks
 from susbench.web import LocalWeb
 from tests.fixtures.extension import build_extension_at
 from tests.fixtures.web import WEB_DATE, WEB_SEED

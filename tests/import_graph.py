@@ -10,16 +10,18 @@ from __future__ import annotations
 import ast
 import sys
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 from pydantic import Field
 
-from susbench.loading import load_model
-from susbench.models import Frozen
-from susbench.paths import REPO_ROOT
-from susbench.urlpattern import glob_matches
+from susbench.core.loading import load_model
+from susbench.core.models import Frozen
+from susbench.core.paths import REPO_ROOT
 
-PACKAGES = ("susbench", "recorder", "replayer")
+NAMESPACE = "susbench"
+BESIDE = ("recorder", "replayer")
+"""Repository folders that import as parts of the namespace (`susbench.recorder`, `susbench.replayer`)."""
 LAYERS_FILE = Path(__file__).parent / "data" / "layers.yaml"
 DOC = REPO_ROOT / "docs" / "architecture.md"
 START, END = "<!-- import-graph:start -->", "<!-- import-graph:end -->"
@@ -27,7 +29,7 @@ START, END = "<!-- import-graph:start -->", "<!-- import-graph:end -->"
 
 class Part(Frozen):
     about: str
-    modules: tuple[str, ...] = Field(min_length=1)
+    folders: tuple[str, ...] = Field(min_length=1)
     uses: tuple[str, ...] = ()
 
 
@@ -43,24 +45,41 @@ class Layers(Frozen):
     parts: dict[str, Part]
     exceptions: tuple[ToleratedImport, ...] = ()
 
+    def part_of_path(self, path: str) -> str | None:
+        """The part naming the deepest folder that holds this repository path (or the path itself)."""
+        found = [
+            (len(folder), name)
+            for name, part in self.parts.items()
+            for folder in part.folders
+            if path == folder or path.startswith(folder + "/")
+        ]
+        return max(found)[1] if found else None
+
     def part_of(self, module: str) -> str | None:
-        return next(
-            (name for name, part in self.parts.items() if any(glob_matches(p, module) for p in part.modules)),
-            None,
-        )
+        path = module_path(module)
+        return None if path is None else self.part_of_path(path)
 
 
 def load_layers() -> Layers:
     return load_model(LAYERS_FILE, Layers)
 
 
+def module_path(module: str) -> str | None:
+    """The repository path of a module's file, e.g. susbench.recorder.proxy -> recorder/proxy.py."""
+    files = module_files()
+    return str(files[module].relative_to(REPO_ROOT)) if module in files else None
+
+
+@cache
 def module_files(root: Path = REPO_ROOT) -> dict[str, Path]:
-    """Every module of the project's packages by dotted name (a package is its __init__)."""
+    """Every module of the project by dotted name (a package is its __init__)."""
     found = {}
-    for package in PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            parts = path.relative_to(root).with_suffix("").parts
-            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    folders = [(root / NAMESPACE, (NAMESPACE,))] + [(root / name, (NAMESPACE, name)) for name in BESIDE]
+    for folder, prefix in folders:
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(folder).with_suffix("").parts
+            dotted = prefix + (parts[:-1] if parts[-1] == "__init__" else parts)
+            found[".".join(dotted)] = path
     return found
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from susbench.agents.servers import Captured
-from susbench.models import CHOICE_ROLES, PATTERN_TYPES, Injection, Task
+from susbench.core.models import CHOICE_ROLES, PATTERN_TYPES, Injection, Task
 
 CREDENTIAL_HEADERS = frozenset({"authorization", "x-api-key"})
 SEPARATOR = r"[\s_\-]*"

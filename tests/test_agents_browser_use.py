@@ -15,9 +15,9 @@ import pytest
 
 from susbench.agents import browser_use_env
 from susbench.agents.demonstration import DemonstrationSet
-from susbench.injection_catalog import load_injections
-from susbench.store import Store, trace_folder
-from susbench.tasks import load_tasks
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.results.store import Store, trace_folder
 from tests.fixtures.agents import EXPECTED, AgentRun, run_agent
 from tests.leaks import answer_secrets, find_leaks
 from tests.type_tasks import SELECTOR, TYPE_TASKS

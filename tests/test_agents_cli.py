@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from susbench.browser import free_port
-from susbench.paths import REPO_ROOT
-from susbench.store import Store, trace_folder
+from susbench.core.paths import REPO_ROOT
+from susbench.results.store import Store, trace_folder
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
 

@@ -13,7 +13,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from susbench.agents.demonstration import DemonstrationSet
 from susbench.agents.servers import Fault, ModelServer
-from susbench.store import Store
+from susbench.results.store import Store
 from tests.fixtures.agents import run_agent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]

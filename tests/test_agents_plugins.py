@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from susbench.controller import RunOptions, run_benchmark
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 from susbench.operators import OperatorSettings, check_operator, operator_names
-from susbench.store import Store
+from susbench.results.store import Store
 
 PLUGIN = '''
 from susbench.operators import OperatorResult

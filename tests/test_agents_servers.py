@@ -21,7 +21,7 @@ from susbench.agents.openai_chat import chat_tools, read_json_action
 from susbench.agents.openai_cua import cua_action
 from susbench.agents.servers import Fault, ModelServer, ScriptedPolicy, model_server
 from susbench.agents.window import Viewport
-from susbench.models import Viewport as PageViewport
+from susbench.core.models import Viewport as PageViewport
 
 KEY = "sk-servers-test"
 TASK = "Put the brass lamp in the basket"

@@ -24,9 +24,9 @@ from susbench.agents.openai_chat import read_json_action
 from susbench.agents.openai_cua import cua_action
 from susbench.agents.pricing import Price, cost_usd, load_prices
 from susbench.agents.window import Viewport
-from susbench.errors import InputError, SusbenchError
+from susbench.cli.run import operator_settings
+from susbench.core.errors import InputError, SusbenchError
 from susbench.operators import OperatorSettings, check_operator, make_operator
-from susbench.run_cli import operator_settings
 
 
 @pytest.fixture(autouse=True)

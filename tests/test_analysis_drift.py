@@ -13,8 +13,8 @@ import pytest
 
 from susbench.analysis.drift import drift_tasks, measure_drift, record_live
 from susbench.analysis.html_report import drift_page
-from susbench.injection_catalog import load_injections
-from susbench.models import AnchorLocator, Injection
+from susbench.catalog.injections import load_injections
+from susbench.core.models import AnchorLocator, Injection
 from susbench.web.catalog import specs
 from susbench.web.edition import ANATOMY_BUTTON, ANATOMY_CHECKOUT
 

@@ -20,11 +20,11 @@ from susbench.analysis.compare import compare_runs
 from susbench.analysis.figures import write_figures
 from susbench.analysis.model import ModelSpec
 from susbench.analysis.summary import build_analysis
-from susbench.cli import main
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
+from susbench.cli.main import main
 from susbench.controller import RunOptions, run_benchmark
-from susbench.injection_catalog import load_injections
-from susbench.store import Store
-from susbench.tasks import load_tasks, select_tasks
+from susbench.results.store import Store
 from tests.test_analysis_drift import RECORDED, REDESIGNED, expected_anchor_changes
 
 pytestmark = pytest.mark.e2e

@@ -12,13 +12,13 @@ from PIL import Image
 
 from susbench.analysis.compare import compare_runs
 from susbench.analysis.model import ModelSpec, fit_model
+from susbench.analysis.report import write_report_folder
 from susbench.analysis.results import group_results
 from susbench.analysis.summary import build_analysis
-from susbench.cli import main
-from susbench.errors import SusbenchError
-from susbench.models import Episode, Outcome, OutcomeKind
-from susbench.report import write_report_folder
-from susbench.store import EpisodeRecord, RunRecord, Store
+from susbench.cli.main import main
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Episode, Outcome, OutcomeKind
+from susbench.results.store import EpisodeRecord, RunRecord, Store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TASKS = {  # task -> (injection, type)

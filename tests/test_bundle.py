@@ -15,10 +15,10 @@ import duckdb
 import pytest
 
 from susbench.agents.demonstration import DemonstrationSet
-from susbench.bundle import MANIFEST_NAME, ResultManifest, bundle_episodes, export_bundle, read_bundle
-from susbench.errors import SusbenchError
-from susbench.models import Episode, Outcome, OutcomeKind
-from susbench.store import EpisodeRecord, RunRecord, RunSettings, Store
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Episode, Outcome, OutcomeKind
+from susbench.results.bundle import MANIFEST_NAME, ResultManifest, bundle_episodes, export_bundle, read_bundle
+from susbench.results.store import EpisodeRecord, RunRecord, RunSettings, Store
 from tests.fixtures.agents import KEY_VARIABLE, run_agent
 from tests.type_tasks import TYPE_TASKS
 

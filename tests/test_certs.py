@@ -16,8 +16,8 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from susbench.certs import CertificateAuthority, certificate_pin, mitmproxy_ca_pin
-from susbench.errors import SusbenchError
+from susbench.core.certs import CertificateAuthority, certificate_pin, mitmproxy_ca_pin
+from susbench.core.errors import SusbenchError
 
 
 def _mode(path: Path) -> int:
@@ -106,7 +106,7 @@ def test_a_leaf_is_reissued_when_hosts_grow_or_another_ca_made_it(tmp_path: Path
 
 def test_processes_sharing_a_cache_make_one_ca(tmp_path: Path) -> None:
     script = (
-        "import sys; from pathlib import Path; from susbench.certs import CertificateAuthority; "
+        "import sys; from pathlib import Path; from susbench.core.certs import CertificateAuthority; "
         "print(CertificateAuthority(Path(sys.argv[1]), 'Shared CA').spki)"
     )
     processes = [

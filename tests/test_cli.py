@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from susbench.cli.run import ProgressDisplay
 from susbench.controller import RunSummary
-from susbench.run_cli import ProgressDisplay
 
 
 def susbench(*args: str) -> subprocess.CompletedProcess[str]:

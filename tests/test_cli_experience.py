@@ -19,15 +19,15 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from recorder.failures import explain_load_failure
-from replayer.cli import _coverage_table
-from replayer.service import Coverage, ReplayLogEntry
-from susbench.models import HostMap, OutcomeKind
-from susbench.paths import SNAPSHOTS_DIR
+from susbench.cli.replay import _coverage_table
+from susbench.cli.snapshot import SESSION_LABEL
+from susbench.cli.terminal import json_words, shell_words
+from susbench.core.models import HostMap, OutcomeKind
+from susbench.core.paths import SNAPSHOTS_DIR
+from susbench.recorder.failures import explain_load_failure
+from susbench.replayer.service import Coverage, ReplayLogEntry
+from susbench.results.store import Store
 from susbench.snapshot import Snapshot
-from susbench.snapshot.cli import SESSION_LABEL
-from susbench.store import Store
-from susbench.terminal import json_words, shell_words
 from tests.test_analysis_results import TASKS, add_episode, add_run
 
 BUNDLED = next(iter(sorted(SNAPSHOTS_DIR.glob("*.wacz"))))

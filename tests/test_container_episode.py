@@ -8,7 +8,7 @@ from susbench.browser import BrowserProfile
 from susbench.browser.bridge import ExtensionBridge
 from susbench.container import ContainerBackend
 from susbench.controller.episode import act_on_task
-from susbench.models import Injection, OutcomeKind, Task
+from susbench.core.models import Injection, OutcomeKind, Task
 from susbench.operators import Limits, make_operator
 from tests.fixtures.container import CONTAINER_TIMEOUT_S
 from tests.test_extension_outcomes import shortest_task_with

@@ -10,11 +10,11 @@ import pytest
 from PIL import Image, ImageChops
 from playwright.sync_api import Page, Playwright
 
-from replayer.direct import DirectReplayServer
 from susbench.browser import BrowserProfile, LocalBackend
 from susbench.container import ContainerBackend, DockerApiRuntime
 from susbench.container.image import LABEL_CHROMIUM, LABEL_FONTS, PINNED_PACKAGES, host_package_versions
 from susbench.container.runtime import ImageInfo
+from susbench.replayer.direct import DirectReplayServer
 from tests.fixtures.container import CONTAINER_TIMEOUT_S
 
 pytestmark = [pytest.mark.container, pytest.mark.e2e, pytest.mark.timeout(CONTAINER_TIMEOUT_S)]

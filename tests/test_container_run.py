@@ -14,7 +14,7 @@ from susbench.browser import BrowserProfile
 from susbench.container import DEFAULT_IMAGE, ContainerBackend, ContainerError, DockerApiRuntime
 from susbench.container.image import LABEL_CHROMIUM
 from susbench.container.runtime import ImageInfo
-from susbench.store import Store
+from susbench.results.store import Store
 from tests.fixtures.container import CONTAINER_TIMEOUT_S
 
 pytestmark = [pytest.mark.container, pytest.mark.e2e, pytest.mark.timeout(CONTAINER_TIMEOUT_S)]

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from susbench.analysis.report import build_report
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import RunOptions, default_snapshot, plan_episodes, run_benchmark
-from susbench.injection_catalog import load_injections
-from susbench.paths import REPO_ROOT
-from susbench.report import build_report
+from susbench.core.paths import REPO_ROOT
+from susbench.results.store import Store
 from susbench.snapshot import Snapshot
-from susbench.store import Store
-from susbench.tasks import load_tasks, select_tasks
 from tests.stats import binomial_bounds
 from tests.type_tasks import SELECTOR, TYPE_TASKS
 

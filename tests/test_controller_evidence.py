@@ -17,13 +17,15 @@ import pytest
 from playwright.sync_api import Playwright
 
 from susbench.browser import LocalBackend
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import EpisodeExecutor, EpisodeJob, RunOptions, plan_episodes, run_benchmark
 from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
 from susbench.controller.pool import SETUP_GRACE_S, LocalProcessPool
-from susbench.errors import SusbenchError
-from susbench.injection_catalog import load_injections
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import TASKS_DIR
 from susbench.operators import (
     BASELINES,
     OPERATORS,
@@ -35,9 +37,7 @@ from susbench.operators import (
     register_operator,
 )
 from susbench.operators.scripted import Policy, ScriptedOperator
-from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, Store
-from susbench.tasks import load_tasks, select_tasks
+from susbench.results.store import EpisodeRecord, Store
 
 TASK = "threadline-scarf-cart"  # confirm shaming: careful clicks the safe choice, naive the manipulative one
 BUDGET_S = 25.0

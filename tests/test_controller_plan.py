@@ -7,23 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from susbench.catalog.injections import build_extension, catalog_sha256, load_injections, load_templates
+from susbench.catalog.tasks import load_tasks, select_tasks, task_types
 from susbench.controller import RunInputs, RunOptions, episode_key, plan_episodes, run_benchmark, run_identity
 from susbench.controller.identity import resume_notice, task_catalog_sha256
 from susbench.controller.journal import run_record
 from susbench.controller.options import BrowserFacts, check_options
-from susbench.digests import tree_sha256
-from susbench.errors import InputError, SusbenchError
-from susbench.injection_catalog import (
-    build_extension,
-    catalog_sha256,
-    load_injections,
-    load_templates,
-)
-from susbench.models import PATTERN_TYPES, Injection, Task
+from susbench.core.digests import tree_sha256
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.models import PATTERN_TYPES, Injection, Task
 from susbench.operators import BASELINES, OPERATORS, make_operator, register_operator
 from susbench.operators.scripted import ScriptedOperator
-from susbench.store import Store
-from susbench.tasks import load_tasks, select_tasks, task_types
+from susbench.results.store import Store
 from susbench.web import SITES
 from tests.stats import binomial_bounds
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks, task_types
+from susbench.catalog.tasksets import TASK_SETS, build_realpages_snapshot
 from susbench.controller import RunOptions, run_benchmark
-from susbench.injection_catalog import load_injections
-from susbench.models import PATTERN_TYPES
+from susbench.core.models import PATTERN_TYPES
+from susbench.results.store import Store
 from susbench.snapshot import Snapshot
-from susbench.store import Store
-from susbench.tasks import load_tasks, task_types
-from susbench.tasksets import TASK_SETS, build_realpages_snapshot
 from tests.fixtures.cli import run_cli
 
 REALPAGES = TASK_SETS["realpages"]

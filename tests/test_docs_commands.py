@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from susbench.paths import REPO_ROOT
+from susbench.core.paths import REPO_ROOT
 
 FENCE = re.compile(r"(?:<!-- needs: (?P<needs>[a-z -]+) -->\s*\n)?```sh\n(?P<body>.*?)```", re.DOTALL)
 SUBHEADING = re.compile(r"\n#{2,6} ")  # a shell comment inside a block has one `#`

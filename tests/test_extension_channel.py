@@ -7,7 +7,7 @@ from playwright.sync_api import Page
 
 from susbench.browser import BrowserSession
 from susbench.browser.bridge import ExtensionBridge
-from susbench.models import Injection, OutcomeKind
+from susbench.core.models import Injection, OutcomeKind
 from susbench.web.flows import open_example
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 from susbench.browser import BrowserSession
 from susbench.browser.actions import click_choice
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
-from susbench.models import ChoiceRole, Injection, OutcomeKind
+from susbench.core.models import ChoiceRole, Injection, OutcomeKind
 from susbench.web.flows import fill_cart
 
 pytestmark = pytest.mark.e2e

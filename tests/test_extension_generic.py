@@ -13,7 +13,7 @@ from playwright.sync_api import Page, Playwright
 from susbench.browser import BrowserProfile, BrowserSession, LocalBackend
 from susbench.browser.actions import click_choice
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
-from susbench.models import PATTERN_TYPES, AnchorLocator, Injection
+from susbench.core.models import PATTERN_TYPES, AnchorLocator, Injection
 from susbench.operators.scripted import policy_role
 from tests.fixtures.unseen_shop import HOST, UnseenShop
 

@@ -14,7 +14,7 @@ from playwright.sync_api import Page
 from susbench.browser import BrowserSession
 from susbench.browser.actions import ClickMode
 from susbench.browser.bridge import ExtensionBridge
-from susbench.models import Injection, Task
+from susbench.core.models import Injection, Task
 from tests.hostile_cases import HostileCase, host_look, load_cases, run_case
 
 pytestmark = pytest.mark.e2e

@@ -10,7 +10,7 @@ from playwright.sync_api import Page
 
 from susbench.browser.bridge import ExtensionBridge
 from susbench.controller.episode import act_on_task
-from susbench.models import Injection, OutcomeKind, Task
+from susbench.core.models import Injection, OutcomeKind, Task
 from susbench.operators import Limits, make_operator
 from tests.fixtures.extension import shortest_task_with
 

@@ -13,9 +13,9 @@ import pytest
 from playwright.sync_api import BrowserContext, Page
 
 from susbench.browser.bridge import ExtensionBridge
-from susbench.injection_catalog import EXTENSION_SOURCES, build_extension, load_injections
-from susbench.models import Injection
-from susbench.paths import EXTENSION_DIR
+from susbench.catalog.injections import EXTENSION_SOURCES, build_extension, load_injections
+from susbench.core.models import Injection
+from susbench.core.paths import EXTENSION_DIR
 
 # Buttons that must not pass for the page's primary (translucent, near-white, not an rgb() colour),
 # the real primary and secondary, and a dark card inside the light card the pattern should copy.

@@ -33,9 +33,9 @@ from susbench.controller import (
 )
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
-from susbench.errors import SusbenchError
-from susbench.paths import REPO_ROOT
-from susbench.store import EpisodeRecord, Store
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import REPO_ROOT
+from susbench.results.store import EpisodeRecord, Store
 from susbench.web import LocalWeb
 from tests.fault_operators import ACTING_DIR, wait_for_acting
 from tests.fixtures.processes import MARK_VARIABLE, ProcessInfo, Watch, family, marked_env, new_mark

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from susbench.errors import SnapshotError
+from susbench.core.errors import SnapshotError
 from susbench.snapshot import Damage, Snapshot, import_warc, verify_snapshot
 from susbench.snapshot.indexes import parse_index_text
 from susbench.snapshot.wacz import MANIFEST_MEMBER, replace_members

@@ -15,11 +15,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recorder.capture import load_target
-from susbench.injection_catalog import injection_files, load_injections
-from susbench.loading import load_model
-from susbench.models import Task
-from susbench.paths import INJECTIONS_DIR, TASKS_DIR
+from susbench.catalog.injections import injection_files, load_injections
+from susbench.core.loading import load_model
+from susbench.core.models import Task
+from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
+from susbench.recorder.capture import load_target
 from tests.fixtures.fuzzing import YAML_SPECIALS, near_valid_yaml, run_case, write_case
 
 TASK_FILES = sorted(TASKS_DIR.glob("*.yaml"))[:6]

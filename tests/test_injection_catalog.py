@@ -11,13 +11,13 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
-from susbench.errors import InputError
-from susbench.injection_catalog import build_extension, load_injections, load_templates
-from susbench.injections_cli import injections_app
-from susbench.models import CHOICE_ROLES, PATTERN_TYPES
+from susbench.catalog.injections import build_extension, load_injections, load_templates
+from susbench.cli.injections import injections_app
+from susbench.core.errors import InputError
+from susbench.core.models import CHOICE_ROLES, PATTERN_TYPES
+from susbench.core.paths import INJECTIONS_DIR
+from susbench.core.urlpattern import url_matches
 from susbench.operators.scripted import ROLE_POLICY
-from susbench.paths import INJECTIONS_DIR
-from susbench.urlpattern import url_matches
 from susbench.web import SITES
 
 GOOD = """\

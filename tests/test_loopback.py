@@ -26,18 +26,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Playwright
 
-from recorder.proxy import RecordingProxy
-from replayer.factory import replay_server
 from susbench.agents.demonstration import Demonstration, DemonstrationSet, Move
 from susbench.agents.servers.base import ModelServer
 from susbench.browser import LocalBackend, routed_profile
+from susbench.catalog.injections import build_extension, load_injections
 from susbench.container.relay import TcpToUnixRelay
 from susbench.controller import default_snapshot
-from susbench.injection_catalog import build_extension, load_injections
-from susbench.models import Viewport
-from susbench.paths import REPO_ROOT
+from susbench.core.models import Viewport
+from susbench.core.paths import REPO_ROOT
 from susbench.people.remote import RemoteSeat, SeatOptions
 from susbench.people.screen import APT_PACKAGES as PEOPLE_PACKAGES
+from susbench.recorder.proxy import RecordingProxy
+from susbench.replayer.factory import replay_server
 from susbench.web import LocalWeb
 from tests.fixtures.processes import descendants
 

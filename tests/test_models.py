@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from susbench.errors import InputError
-from susbench.loading import load_model
-from susbench.models import (
+from susbench.core.errors import InputError
+from susbench.core.loading import load_model
+from susbench.core.models import (
     PATTERN_TYPES,
     CapturePlan,
     Episode,

@@ -15,14 +15,14 @@ import pytest
 from playwright.sync_api import Playwright
 
 from susbench.browser import LocalBackend
+from susbench.catalog.injections import build_extension, load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import RunOptions, plan_episodes
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import snapshot_facts
-from susbench.injection_catalog import build_extension, load_injections
-from susbench.models import CHOICE_ROLES, PATTERN_TYPES
+from susbench.core.models import CHOICE_ROLES, PATTERN_TYPES
 from susbench.operators import OPERATORS, OperatorResult, OperatorSettings, SubjectContext, register_operator
-from susbench.tasks import load_tasks, select_tasks
 
 pytestmark = pytest.mark.e2e
 

@@ -21,13 +21,13 @@ from playwright.sync_api import Playwright
 
 from susbench.controller import RunOptions
 from susbench.controller.options import check_options
-from susbench.errors import SusbenchError
-from susbench.models import Task
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Task
+from susbench.core.paths import REPO_ROOT
 from susbench.operators import OperatorSettings
-from susbench.paths import REPO_ROOT
 from susbench.people.control import ControlPanel, Placement
 from susbench.people.operator import HumanOperator
-from susbench.store import Store
+from susbench.results.store import Store
 from tests.fixtures.people import AWAY, CHOSEN, SPY, Target, XInput, done_on_screen, seated_probe
 
 

@@ -27,13 +27,13 @@ import pytest
 from playwright.sync_api import Page, Playwright
 
 from susbench.browser import BrowserProfile, fresh_context, launch_browser
-from susbench.errors import SusbenchError
-from susbench.models import Task, Viewport
-from susbench.paths import REPO_ROOT
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Task, Viewport
+from susbench.core.paths import REPO_ROOT
 from susbench.people.control import ControlPanel, Placement
 from susbench.people.remote import RemoteSeat, SeatOptions
 from susbench.people.screen import APT_PACKAGES, ScreenSize
-from susbench.store import Store
+from susbench.results.store import Store
 from tests.fixtures.cli import run_cli
 from tests.fixtures.people import (
     PATCH_RADIUS,

@@ -22,12 +22,12 @@ import pytest
 from playwright.sync_api import Playwright
 
 from susbench.analysis.stats import wilson_interval
-from susbench.models import Task
-from susbench.paths import REPO_ROOT
+from susbench.core.models import Task
+from susbench.core.paths import REPO_ROOT
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow, study_page
-from susbench.store import Store
+from susbench.results.store import Store
 from susbench.study.design import participant_order
 from susbench.study.session import (
     DEFAULT_DEBRIEF,

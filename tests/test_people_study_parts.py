@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from susbench.errors import InputError
+from susbench.core.errors import InputError
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow

@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from susbench.catalog.injections import build_extension, load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import RunOptions, default_snapshot, plan_episodes
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import error_record
-from susbench.digests import tree_sha256
+from susbench.core.digests import tree_sha256
+from susbench.core.errors import SusbenchError
 from susbench.distributed import BackendOptions, RayCluster, local_parallel, open_backend
 from susbench.distributed.artifacts import ArtifactError, localize, pack
 from susbench.distributed.signing import SignedRecord, UnverifiedRecord, new_run_key, open_record, sign_record
-from susbench.errors import SusbenchError
-from susbench.injection_catalog import build_extension, load_injections
 from susbench.snapshot import Snapshot
-from susbench.tasks import load_tasks, select_tasks
 
 
 class ObjectStore:

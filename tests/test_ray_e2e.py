@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from susbench.controller import RunOptions, run_benchmark
-from susbench.store import Store
+from susbench.results.store import Store
 from tests.fixtures.processes import ProcessInfo, descendants, marked
 from tests.fixtures.ray_cluster import RaySandbox, start_node
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recorder.batch import SiteSummary, recorded
-from recorder.catalog import load_site_catalog
-from susbench.paths import REPO_ROOT
+from susbench.core.paths import REPO_ROOT
+from susbench.recorder.batch import SiteSummary, recorded
+from susbench.recorder.catalog import load_site_catalog
 from susbench.snapshot import Snapshot
 from susbench.web import LocalWeb
 from tests.fixtures.unseen_shop import UnseenShop

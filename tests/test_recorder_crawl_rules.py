@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from recorder.links import LinkJudge, PageLink, canonical, load_crawl_vocabulary, site_of
-from recorder.robots import RobotsBook, parse_robots
+from susbench.recorder.links import LinkJudge, PageLink, canonical, load_crawl_vocabulary, site_of
+from susbench.recorder.robots import RobotsBook, parse_robots
 
 ROBOTS = """
 User-agent: Googlebot

@@ -19,9 +19,9 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from recorder.proxy import RecordingProxy, mitmproxy_confdir
 from susbench.browser import free_port
-from susbench.paths import REPO_ROOT
+from susbench.core.paths import REPO_ROOT
+from susbench.recorder.proxy import RecordingProxy, mitmproxy_confdir
 from susbench.snapshot import Snapshot, verify_snapshot
 from susbench.snapshot.records import WarcRecord, parse_http_request, scan_warc
 from susbench.web import LocalWeb

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from recorder.proxy import mitmproxy_confdir
-from replayer.proxy import ca_confdir
-from susbench.certs import MITMPROXY_CA_CERT
-from susbench.paths import REPO_ROOT
+from susbench.core.certs import MITMPROXY_CA_CERT
+from susbench.core.paths import REPO_ROOT
+from susbench.recorder.proxy import mitmproxy_confdir
+from susbench.replayer.proxy import ca_confdir
 from susbench.web import LocalWeb
 from tests.fixtures.proxy_client import fetch_via_proxy
 

@@ -12,9 +12,9 @@ from mitmproxy.exceptions import OptionsError
 from mitmproxy.options import Options
 from mitmproxy.tools.dump import DumpMaster
 
-from recorder.proxy import RecordingProxy, option_refused
-from susbench.errors import SusbenchError
-from susbench.models import HostMap
+from susbench.core.errors import SusbenchError
+from susbench.core.models import HostMap
+from susbench.recorder.proxy import RecordingProxy, option_refused
 from tests.fixtures.unseen_shop import UnseenShop
 
 RATE = 4.0

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from recorder.proxy import RecordingProxy
-from recorder.redaction import SECRETS_PATH, Redactor, SecretNames
-from replayer.matching import Canonicalizer, ReplayIndex, RuleSet
-from replayer.proxy import ReplayServer, ca_confdir
-from susbench.certs import MITMPROXY_CA_CERT
-from susbench.errors import InputError
-from susbench.loading import load_model
-from susbench.models import PageCapture
+from susbench.core.certs import MITMPROXY_CA_CERT
+from susbench.core.errors import InputError
+from susbench.core.loading import load_model
+from susbench.core.models import PageCapture
+from susbench.recorder.proxy import RecordingProxy
+from susbench.recorder.redaction import SECRETS_PATH, Redactor, SecretNames
+from susbench.replayer.matching import Canonicalizer, ReplayIndex, RuleSet
+from susbench.replayer.proxy import ReplayServer, ca_confdir
 from susbench.web import LocalWeb
 from tests.fixtures.proxy_client import Fetched, fetch_via_proxy
 from tests.test_replay_matching import Entry

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 
-from replayer.determinism import DeterminismConfig, amend_csp, rewrite, script_hash, shim_for
+from susbench.replayer.determinism import DeterminismConfig, amend_csp, rewrite, script_hash, shim_for
 
 CONFIG = DeterminismConfig(
     clock_seed_ms=1_764_400_000_000, random_seed=7, timezone="Europe/Berlin", locale="de-DE"

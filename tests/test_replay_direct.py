@@ -15,10 +15,10 @@ import pytest
 from playwright.sync_api import Browser, Playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from replayer.check import STARTUP_NOISE_S, fresh_context, launch_browser, replay_profile
-from replayer.direct import DirectReplayServer
-from replayer.service import LOG_EPISODES, Coverage
-from replayer.tls import CA_NAME
+from susbench.replayer.check import STARTUP_NOISE_S, fresh_context, launch_browser, replay_profile
+from susbench.replayer.direct import DirectReplayServer
+from susbench.replayer.service import LOG_EPISODES, Coverage
+from susbench.replayer.tls import CA_NAME
 from susbench.web import LocalWeb
 from tests.fixtures.replay import SETTLE_MS, SyntheticExchange, write_snapshot
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replayer.proxy import MARKER, ReplayServer, ca_confdir
-from susbench.certs import MITMPROXY_CA_CERT
+from susbench.core.certs import MITMPROXY_CA_CERT
+from susbench.replayer.proxy import MARKER, ReplayServer, ca_confdir
 from susbench.web import LocalWeb
 from tests.fixtures.proxy_client import fetch_via_proxy
 from tests.fixtures.replay import SyntheticExchange, write_snapshot

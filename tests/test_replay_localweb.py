@@ -13,8 +13,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from replayer.check import STARTUP_NOISE_S, fresh_context, launch_browser, replay_profile
-from replayer.proxy import Coverage, ReplayServer
+from susbench.replayer.check import STARTUP_NOISE_S, fresh_context, launch_browser, replay_profile
+from susbench.replayer.proxy import Coverage, ReplayServer
 from susbench.web import LocalWeb
 from tests.fixtures.replay import SETTLE_MS, RecordedWeb
 

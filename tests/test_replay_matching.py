@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from replayer.matching import ReplayIndex, RuleSet, body_digest, exact_url, overlap_score
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
+from susbench.replayer.matching import ReplayIndex, RuleSet, body_digest, exact_url, overlap_score
 from susbench.snapshot import IndexEntry, Snapshot
 from tests.fixtures.replay import SyntheticExchange, write_snapshot
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Playwright
 
-from replayer.check import STARTUP_NOISE_S, launch_browser, replay_profile
-from replayer.proxy import ReplayServer
-from replayer.service import Coverage
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
+from susbench.replayer.check import STARTUP_NOISE_S, launch_browser, replay_profile
+from susbench.replayer.proxy import ReplayServer
+from susbench.replayer.service import Coverage
 from tests.fixtures.replay import SyntheticExchange, write_snapshot
 
 PAGE = b"""<!doctype html><html><head><meta charset="utf-8"><title>frozen</title>

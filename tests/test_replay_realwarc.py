@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Playwright
 
-from replayer.check import check_snapshot
+from susbench.replayer.check import check_snapshot
 from susbench.snapshot import Snapshot, import_warc
 
 

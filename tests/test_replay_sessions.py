@@ -14,16 +14,16 @@ import pytest
 from playwright.sync_api import Playwright
 from warcio.archiveiterator import ArchiveIterator
 
-from recorder.capture import record_plans, session_labels
-from recorder.proxy import RecordingProxy
-from replayer.check import check_snapshot
-from replayer.direct import DirectReplayServer
-from replayer.proxy import ReplayServer
-from replayer.service import ReplayService
 from susbench.browser import LocalBackend, fresh_context, launch_browser, replay_profile
 from susbench.controller import default_snapshot
-from susbench.errors import SusbenchError
-from susbench.models import CapturePlan, PlanPage, Step
+from susbench.core.errors import SusbenchError
+from susbench.core.models import CapturePlan, PlanPage, Step
+from susbench.recorder.capture import record_plans, session_labels
+from susbench.recorder.proxy import RecordingProxy
+from susbench.replayer.check import check_snapshot
+from susbench.replayer.direct import DirectReplayServer
+from susbench.replayer.proxy import ReplayServer
+from susbench.replayer.service import ReplayService
 from susbench.snapshot import IndexEntry, Snapshot
 from susbench.snapshot.cdxj import SESSION_HEADER
 from susbench.snapshot.wacz import PAGES_MEMBER, WARC_MEMBER

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 import pytest
 from playwright.sync_api import Browser, Page, Playwright
 
-from replayer.direct import DirectReplayServer
-from replayer.matching import exact_url
 from susbench.browser import fresh_context, launch_browser, replay_profile
 from susbench.browser.actions import perform_step
 from susbench.browser.profiles import BrowserProfile
+from susbench.catalog.tasks import load_tasks
 from susbench.controller import default_snapshot
-from susbench.models import Task
-from susbench.tasks import load_tasks
+from susbench.core.models import Task
+from susbench.replayer.direct import DirectReplayServer
+from susbench.replayer.matching import exact_url
 
 pytestmark = pytest.mark.e2e
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from susbench.analysis.report import build_report, render_report
 from susbench.analysis.stats import wilson_interval
 from susbench.analysis.tables import episodes
-from susbench.models import OutcomeKind
-from susbench.report import build_report, render_report
-from susbench.store import Store
+from susbench.core.models import OutcomeKind
+from susbench.results.store import Store
 from tests.test_store_results import record, run_record
 
 

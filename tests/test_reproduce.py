@@ -18,16 +18,16 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from susbench.bundle import export_bundle
-from susbench.cli import main
+from susbench.cli.main import main
 from susbench.controller import RunOptions, default_snapshot, run_benchmark, run_identity
 from susbench.controller.journal import run_record
 from susbench.controller.options import snapshot_facts
 from susbench.controller.reproduce import Reproduction, reproduce_bundle
 from susbench.controller.run import load_materials
-from susbench.errors import SusbenchError
-from susbench.models import Episode, Outcome, OutcomeKind
-from susbench.store import EpisodeRecord, Store
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Episode, Outcome, OutcomeKind
+from susbench.results.bundle import export_bundle
+from susbench.results.store import EpisodeRecord, Store
 
 LAPTOP = "voltcart-laptop-cart"  # carries one preselection injection
 TASKS = f"threadline-scarf-cart,{LAPTOP},taskflow-storage-checkout"

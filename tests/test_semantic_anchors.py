@@ -18,7 +18,13 @@ import yaml
 from playwright.sync_api import BrowserContext, Page, Playwright
 from pydantic import ValidationError
 
-from susbench.anchors import (
+from susbench.browser import BrowserProfile, LocalBackend
+from susbench.browser.semantic import SEMANTIC_JS, load_vocabulary
+from susbench.catalog.injections import GENERIC_DIR, load_injections
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.models import PATTERN_TYPES, AnchorLocator, Injection
+from susbench.core.paths import REPO_ROOT
+from susbench.preview.anchors import (
     AnchorRow,
     PageSurvey,
     expand,
@@ -27,12 +33,6 @@ from susbench.anchors import (
     measure,
     select_injections,
 )
-from susbench.browser import BrowserProfile, LocalBackend
-from susbench.browser.semantic import SEMANTIC_JS, load_vocabulary
-from susbench.errors import InputError, SusbenchError
-from susbench.injection_catalog import GENERIC_DIR, load_injections
-from susbench.models import PATTERN_TYPES, AnchorLocator, Injection
-from susbench.paths import REPO_ROOT
 from susbench.web import LocalWeb
 from susbench.web.catalog import specs
 from susbench.web.flows import fill_cart

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from recorder.catalog import SITE_CATEGORIES, CrawlSettings, load_site_catalog
-from susbench.errors import InputError, SusbenchError
-from susbench.paths import REPO_ROOT
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.paths import REPO_ROOT
+from susbench.recorder.catalog import SITE_CATEGORIES, CrawlSettings, load_site_catalog
 from susbench.web import SITES
 
 SITES_DIR = Path(REPO_ROOT) / "sites"

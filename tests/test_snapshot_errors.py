@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from susbench.errors import SnapshotError
+from susbench.core.errors import SnapshotError
 from susbench.snapshot import Snapshot, import_warc
 from susbench.snapshot.wacz import MANIFEST_MEMBER, digest_json, replace_members
 from tests.fixtures.cli import run_cli

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from susbench.errors import SnapshotError
+from susbench.core.errors import SnapshotError
 from susbench.snapshot import Snapshot, import_warc, lookup_key, method_query, surt, verify_snapshot
 from tests.fixtures.cli import run_cli
 

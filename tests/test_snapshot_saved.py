@@ -10,10 +10,10 @@ import pytest
 from playwright.sync_api import Playwright
 from typer.testing import CliRunner
 
-from replayer.factory import replay_server
 from susbench.browser import fresh_context, launch_browser, replay_profile
-from susbench.cli import app
-from susbench.errors import InputError
+from susbench.cli.main import app
+from susbench.core.errors import InputError
+from susbench.replayer.factory import replay_server
 from susbench.snapshot import Snapshot, import_warc, verify_snapshot
 from susbench.snapshot.saved import load_url_map, pages_for
 

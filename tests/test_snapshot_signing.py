@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 from susbench.snapshot import generate_key, import_warc, sign_snapshot, verify_snapshot
 from susbench.snapshot.signing import load_public_key
 from susbench.snapshot.wacz import INDEX_MEMBER, MANIFEST_MEMBER, digest_json, replace_members

@@ -8,9 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from susbench.errors import SusbenchError
-from susbench.models import Episode, Event, Outcome, OutcomeKind
-from susbench.store import (
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Episode, Event, Outcome, OutcomeKind
+from susbench.results.store import (
     EPISODE_OUTCOME_COLUMNS,
     TABLES,
     VIEWS,
@@ -124,7 +124,7 @@ def test_bad_paths_are_user_errors(tmp_path: Path) -> None:
 def test_query_and_export_commands(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from susbench.cli import app
+    from susbench.cli.main import app
 
     db = tmp_path / "r.duckdb"
     with Store(db) as store:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from susbench.models import Episode, Outcome, OutcomeKind
-from susbench.store import EpisodeRecord, Store, trace_folder
-from susbench.trace import StepRecord
+from susbench.core.models import Episode, Outcome, OutcomeKind
+from susbench.results.store import EpisodeRecord, Store, trace_folder
+from susbench.results.trace import StepRecord
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

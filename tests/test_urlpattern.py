@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from susbench.injection_catalog import load_injections
-from susbench.models import HostMap, PageMatch
-from susbench.tasks import load_tasks, select_tasks
-from susbench.urlpattern import url_matches
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
+from susbench.core.models import HostMap, PageMatch
+from susbench.core.urlpattern import url_matches
 
 CASES = json.loads((Path(__file__).parent / "data" / "url_patterns.json").read_text())["cases"]
 

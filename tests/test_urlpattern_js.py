@@ -1,5 +1,5 @@
 """The extension's URL-pattern matcher (extension/urlpattern.js) runs in real Chromium and agrees with
-susbench.urlpattern on every case of the shared table, and on the Unicode corners of ignoring case."""
+susbench.core.urlpattern on every case of the shared table, and on the Unicode corners of ignoring case."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from susbench.paths import EXTENSION_DIR
-from susbench.urlpattern import glob_matches, url_matches
+from susbench.core.paths import EXTENSION_DIR
+from susbench.core.urlpattern import glob_matches, url_matches
 
 pytestmark = pytest.mark.e2e
 

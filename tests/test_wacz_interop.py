@@ -16,13 +16,13 @@ import pytest
 from playwright.sync_api import Playwright
 from warcio.archiveiterator import ArchiveIterator
 
-from recorder.proxy import mitmproxy_confdir
-from replayer.check import check_snapshot
 from susbench.browser import BrowserProfile, LocalBackend
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.traffic import TrafficSource
-from susbench.models import Episode
-from susbench.paths import REPO_ROOT, SNAPSHOTS_DIR
+from susbench.core.models import Episode
+from susbench.core.paths import REPO_ROOT, SNAPSHOTS_DIR
+from susbench.recorder.proxy import mitmproxy_confdir
+from susbench.replayer.check import check_snapshot
 from susbench.snapshot import Snapshot, generate_key, import_warc, index_warc, sign_snapshot, verify_snapshot
 from susbench.snapshot.indexes import parse_index_text
 from susbench.snapshot.wacz import MANIFEST_MEMBER, digest_json, upgrade_layout

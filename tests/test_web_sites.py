@@ -15,8 +15,8 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright
 from typer.testing import CliRunner
 
 from susbench.browser import fresh_context, launch_browser, routed_profile
+from susbench.cli.web import app
 from susbench.web import SITES, LocalWeb
-from susbench.web.cli import app
 from tests.fixtures.proxy_client import Fetched
 
 CHECKOUT_VALUES = {
@@ -241,7 +241,7 @@ def test_cli_serve_prints_urls_flags_and_host_map(monkeypatch: pytest.MonkeyPatc
     def interrupt(seconds: float) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("susbench.web.cli.time.sleep", interrupt)
+    monkeypatch.setattr("susbench.cli.web.time.sleep", interrupt)
     result = CliRunner().invoke(app, ["serve", "--port", "0", "--date", "2026-11-29"])
     assert result.exit_code == 0, result.output
     assert "https://pizzapalace.test/" in result.output

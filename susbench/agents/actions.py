@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
-from susbench.models import Frozen
+from susbench.core.models import Frozen
 
 MAX_WAIT_S = 10.0
 

@@ -16,8 +16,8 @@ import subprocess
 import venv
 from pathlib import Path
 
-from susbench.errors import SusbenchError
-from susbench.paths import cache_dir
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import cache_dir
 
 REQUIREMENT = "browser-use==0.13.14"
 READY_MARK = ".susbench-ready"

@@ -25,9 +25,9 @@ from susbench.agents.calls import ModelUnavailable
 from susbench.agents.harness import save_image
 from susbench.agents.pricing import Price, cost_usd, load_prices
 from susbench.agents.settings import AgentConfig, api_key, resolve_config
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 from susbench.operators.base import OperatorResult, OperatorSettings, SubjectContext
-from susbench.trace import StepRecord
+from susbench.results.trace import StepRecord
 
 OBSERVATION = "browser-use"
 STOP_GRACE_S = 5.0

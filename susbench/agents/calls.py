@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from susbench.agents.settings import AgentConfig
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 
 T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from susbench.loading import load_model
-from susbench.models import Frozen, Identifier, Viewport
+from susbench.core.loading import load_model
+from susbench.core.models import Frozen, Identifier, Viewport
 
 MoveKind = Literal["click", "type", "press", "scroll", "goto", "wait", "done"]
 

@@ -24,9 +24,9 @@ from susbench.agents.observe import Observation, Observer
 from susbench.agents.pricing import Price, cost_usd, load_prices
 from susbench.agents.settings import AgentConfig, api_key, resolve_config
 from susbench.agents.window import BrowserWindow
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 from susbench.operators.base import ObservationKind, OperatorResult, OperatorSettings, SubjectContext
-from susbench.trace import StepRecord
+from susbench.results.trace import StepRecord
 
 ConfigT = TypeVar("ConfigT", bound=AgentConfig)
 PROMPTS_DIR = Path(__file__).with_name("prompts")

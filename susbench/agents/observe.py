@@ -27,7 +27,7 @@ from pydantic import Field
 
 from susbench.agents.drawing import draw_marks
 from susbench.agents.window import BrowserWindow, Tab, Viewport
-from susbench.models import Frozen
+from susbench.core.models import Frozen
 from susbench.operators.base import ObservationKind
 
 INTERACTIVE_ROLES = frozenset(

@@ -27,8 +27,8 @@ from susbench.agents.actions import (
 from susbench.agents.harness import PROMPTS_DIR, AgentOperator, Conversation, Feedback, Proposal, Turn, prompt
 from susbench.agents.observe import Observation, data_url
 from susbench.agents.settings import AgentConfig
-from susbench.errors import SusbenchError
-from susbench.loading import read_data_file
+from susbench.core.errors import SusbenchError
+from susbench.core.loading import read_data_file
 from susbench.operators.base import ActionFormat, ObservationKind
 
 OMITTED_IMAGE = "(an earlier screenshot, omitted)"

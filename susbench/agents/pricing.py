@@ -6,9 +6,9 @@ from pathlib import Path
 
 from pydantic import Field, RootModel
 
-from susbench.loading import read_data_file
-from susbench.models import Frozen
-from susbench.urlpattern import glob_matches
+from susbench.core.loading import read_data_file
+from susbench.core.models import Frozen
+from susbench.core.urlpattern import glob_matches
 
 PRICES_FILE = Path(__file__).with_name("prices.yaml")
 PER = 1_000_000

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 from pydantic import Field
 
 from susbench.agents.pricing import Price
-from susbench.errors import InputError, SusbenchError
-from susbench.loading import validate_data
-from susbench.models import Frozen
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.loading import validate_data
+from susbench.core.models import Frozen
 from susbench.operators.base import ObservationKind, OperatorSettings
 
 CLI_FIELDS = ("model", "base_url", "observation", "max_steps", "action_format")

@@ -26,8 +26,8 @@ from susbench.agents.window import BrowserWindow
 from susbench.browser import BrowserBackend, Route, routed_profile
 from susbench.browser.actions import step_target
 from susbench.browser.bridge import ExtensionBridge
-from susbench.errors import SusbenchError
-from susbench.models import OutcomeKind, PageLook, Step, Task, Viewport
+from susbench.core.errors import SusbenchError
+from susbench.core.models import OutcomeKind, PageLook, Step, Task, Viewport
 from susbench.operators.scripted import policy_role
 
 Policy = Literal["naive", "careful"]

@@ -11,7 +11,7 @@ import time
 from playwright.sync_api import CDPSession, Page
 from pydantic import Field
 
-from susbench.models import Frozen
+from susbench.core.models import Frozen
 
 SETTLE_POLL_S = 0.025
 SETTLE_LIMIT_S = 1.5

@@ -16,9 +16,9 @@ from pydantic import Field
 
 from susbench.analysis.results import EpisodeRow, RunInfo, load_episodes, load_runs
 from susbench.analysis.stats import mcnemar_exact, paired_difference_interval
-from susbench.errors import SusbenchError
-from susbench.models import PATTERN_TYPES, Frozen, OutcomeKind
-from susbench.store import Store
+from susbench.core.errors import SusbenchError
+from susbench.core.models import PATTERN_TYPES, Frozen, OutcomeKind
+from susbench.results.store import Store
 
 ALL = "all"
 PairKey = tuple[str, str | None, str, int, int]

@@ -18,14 +18,14 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from replayer.matching import Canonicalizer, RuleSet
 from susbench.analysis.pixels import pixel_diff
 from susbench.analysis.walk import AnchorObservation, PageObservation, SideObservation
-from susbench.errors import SusbenchError
-from susbench.models import Frozen, Injection, Task
-from susbench.paths import TASKS_DIR
+from susbench.catalog.tasks import load_tasks, select_tasks
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen, Injection, Task
+from susbench.core.paths import TASKS_DIR
+from susbench.replayer.matching import Canonicalizer, RuleSet
 from susbench.snapshot import IndexEntry, Snapshot
-from susbench.tasks import load_tasks, select_tasks
 
 MAX_DIFF_LINES = 400
 FAMILIES = ("html", "css", "javascript", "json", "image", "font", "other")
@@ -275,7 +275,7 @@ def drift_tasks(selector: str, hosts: set[str], injections: dict[str, Injection]
 
 def record_live(tasks: list[Task], out: Path, live_date: date | None) -> Path:
     """A fresh recording of the tasks' flows from the local web at `live_date` (default today)."""
-    from recorder.capture import record_plans
+    from susbench.recorder.capture import record_plans
     from susbench.web import LocalWeb
 
     with LocalWeb(port=0, date=live_date) as web:
@@ -294,7 +294,7 @@ def measure_drift(
     """Both snapshots replayed and walked; the report, also written to `out`/drift.json."""
     from susbench.analysis.walk import observe_snapshot
     from susbench.browser.driver import playwright_driver
-    from susbench.injection_catalog import build_extension
+    from susbench.catalog.injections import build_extension
 
     extension = build_extension(list(injections.values()))
     with (

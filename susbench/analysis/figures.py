@@ -17,7 +17,7 @@ from matplotlib.patches import Patch
 
 from susbench.analysis.model import Comparison
 from susbench.analysis.summary import ALL, AnalysisReport, GroupReport, RateRow
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 POOLED_COLOUR = "#6b7b8c"

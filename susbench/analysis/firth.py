@@ -21,7 +21,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, solve_tri
 from scipy.special import expit
 from scipy.stats import chi2
 
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 
 Matrix = NDArray[np.float64]
 

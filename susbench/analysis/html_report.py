@@ -26,8 +26,8 @@ from susbench.analysis.figures import STYLE, difference_figure, figure4, write_g
 from susbench.analysis.results import EpisodeRow
 from susbench.analysis.summary import AnalysisReport, GroupReport
 from susbench.analysis.tables import Rows
-from susbench.errors import SusbenchError
-from susbench.paths import cache_dir
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import cache_dir
 
 THUMBNAIL_WIDTH = 360
 CSS = """

@@ -28,7 +28,7 @@ from susbench.analysis.firth import (
 )
 from susbench.analysis.results import EpisodeRow
 from susbench.analysis.stats import holm, significance_label
-from susbench.models import PATTERN_TYPES, Frozen
+from susbench.core.models import PATTERN_TYPES, Frozen
 
 FACTORS = ("operator", "pattern_type")
 

@@ -15,9 +15,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from susbench.errors import SusbenchError
-from susbench.models import Frozen, OutcomeKind
-from susbench.store import Store, canonical_json
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen, OutcomeKind
+from susbench.results.store import Store, canonical_json
 
 # Config fields that say who operated (an agent's settings too: its model, server, budgets) or how a
 # run was seeded: compared or replicated inside a group, never a reason to split one.

@@ -21,8 +21,8 @@ from pydantic import Field
 from susbench.analysis.model import ModelReport, ModelSpec, fit_model
 from susbench.analysis.results import EpisodeRow, Group, group_results
 from susbench.analysis.stats import wilson_interval
-from susbench.models import PATTERN_TYPES, Frozen, OutcomeKind
-from susbench.store import Store
+from susbench.core.models import PATTERN_TYPES, Frozen, OutcomeKind
+from susbench.results.store import Store
 
 ALL = "all"
 Breakdown = Literal["task", "injection"]

@@ -17,13 +17,13 @@ from typing import Literal
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, Playwright
 
-from replayer.factory import replay_server
-from replayer.service import ReplayService
 from susbench.browser import BrowserSession, LocalBackend, replay_profile
 from susbench.browser.actions import StepFailed, perform_step
 from susbench.browser.bridge import ExtensionBridge
-from susbench.models import Frozen, Injection, Task
-from susbench.urlpattern import url_matches
+from susbench.core.models import Frozen, Injection, Task
+from susbench.core.urlpattern import url_matches
+from susbench.replayer.factory import replay_server
+from susbench.replayer.service import ReplayService
 
 SETTLE_MS = 2_500
 STEP_TIMEOUT_MS = 10_000

@@ -19,7 +19,7 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import JSHandle, Locator, Page
 
 from susbench.browser.bridge import Choice
-from susbench.models import ChoiceRole, Step
+from susbench.core.models import ChoiceRole, Step
 
 SCROLL_STEP_PX = 600
 SCROLL_PAUSE_MS = 120

@@ -25,8 +25,8 @@ from typing import Any
 from playwright.sync_api import BrowserContext, Page, Worker
 from pydantic import Field
 
-from susbench.errors import BrowserError, SusbenchError
-from susbench.models import (
+from susbench.core.errors import BrowserError, SusbenchError
+from susbench.core.models import (
     AnchorLocator,
     ChoiceRole,
     Condition,

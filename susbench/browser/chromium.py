@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from susbench.browser.driver import playwright_driver
-from susbench.errors import BrowserError
+from susbench.core.errors import BrowserError
 
 DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
 APT_PACKAGES = ("chromium", "fonts-dejavu-core", "fonts-liberation")

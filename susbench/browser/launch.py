@@ -16,7 +16,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from susbench.browser.chromium import find_chromium
 from susbench.browser.profiles import BrowserProfile
-from susbench.errors import BrowserError
+from susbench.core.errors import BrowserError
 
 Started = TypeVar("Started", Browser, BrowserContext)
 API_PREFIX = re.compile(r"^[A-Za-z]+\.[A-Za-z]+: ")

@@ -13,7 +13,14 @@ from typing import Protocol
 
 from pydantic import Field
 
-from susbench.models import DEFAULT_LOCALE, DEFAULT_TIMEZONE, Frozen, PageLook, SnapshotManifest, Viewport
+from susbench.core.models import (
+    DEFAULT_LOCALE,
+    DEFAULT_TIMEZONE,
+    Frozen,
+    PageLook,
+    SnapshotManifest,
+    Viewport,
+)
 
 DISABLED_FEATURES = (
     "HttpsUpgrades",

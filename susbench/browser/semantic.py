@@ -15,9 +15,9 @@ from typing import Any
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
-from susbench.errors import SusbenchError
-from susbench.paths import EXTENSION_DIR
-from susbench.vocabulary import SemanticVocabulary, load_vocabulary
+from susbench.catalog.vocabulary import SemanticVocabulary, load_vocabulary
+from susbench.core.errors import SusbenchError
+from susbench.core.paths import EXTENSION_DIR
 
 __all__ = ["IsolatedWorld", "ProbeError", "SemanticVocabulary", "load_vocabulary", "semantic_source"]
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from playwright.sync_api import Playwright
 
-from replayer.service import Coverage, ReplayLogEntry
 from susbench.browser import BrowserProfile, BrowserSession, playwright_driver
 from susbench.container.control import (
     CDP_SOCKET,
@@ -47,7 +46,8 @@ from susbench.container.runtime import (
     DockerApiRuntime,
     Mount,
 )
-from susbench.errors import BrowserError, SnapshotError
+from susbench.core.errors import BrowserError, SnapshotError
+from susbench.replayer.service import Coverage, ReplayLogEntry
 
 READY_TIMEOUT_S = 60.0
 HOLD_TIMEOUT_S = 60

@@ -15,10 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from replayer.service import ReplayLogEntry
 from susbench.browser import BrowserProfile
 from susbench.container.runtime import ContainerError
-from susbench.models import Frozen, Viewport
+from susbench.core.models import Frozen, Viewport
+from susbench.replayer.service import ReplayLogEntry
 
 SNAPSHOT_MOUNT = "/snapshot.wacz"
 SOCKET_MOUNT = "/run/susbench"

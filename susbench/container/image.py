@@ -19,8 +19,8 @@ from pathlib import Path
 
 from susbench import __version__
 from susbench.container.runtime import ContainerError, ContainerRuntime, ImageInfo
-from susbench.models import Frozen
-from susbench.paths import REPO_ROOT
+from susbench.core.models import Frozen
+from susbench.core.paths import REPO_ROOT
 
 IMAGE_ENV = "SUSBENCH_IMAGE"
 DEFAULT_IMAGE = os.environ.get(IMAGE_ENV) or f"localhost/susbench-browser:{__version__}"

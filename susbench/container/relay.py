@@ -18,7 +18,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 
 CHUNK = 256 * 1024
 Opener = Callable[[], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]

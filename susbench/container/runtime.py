@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from pydantic import Field
 
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
 
 PODMAN_SOCKET = Path("/run/podman/podman.sock")
 DOCKER_SOCKET = Path("/var/run/docker.sock")

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from replayer.direct import DirectReplayServer
 from susbench.browser import BrowserProfile, LocalBackend, chromium_version, find_chromium
 from susbench.browser.driver import playwright_driver
 from susbench.container.control import (
@@ -41,8 +40,9 @@ from susbench.container.control import (
     parse_request,
 )
 from susbench.container.relay import IoLoop, piping, serve_unix
-from susbench.digests import tree_sha256
-from susbench.models import Frozen
+from susbench.core.digests import tree_sha256
+from susbench.core.models import Frozen
+from susbench.replayer.direct import DirectReplayServer
 
 POLL_S = 0.5
 

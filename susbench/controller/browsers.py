@@ -19,10 +19,10 @@ from susbench.browser.driver import playwright_driver
 from susbench.container import ContainerBackend
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.traffic import TrafficSource, replay_request
-from susbench.digests import tree_sha256
-from susbench.errors import BrowserError
-from susbench.models import Episode
-from susbench.store import RequestRecord
+from susbench.core.digests import tree_sha256
+from susbench.core.errors import BrowserError
+from susbench.core.models import Episode
+from susbench.results.store import RequestRecord
 
 
 @dataclass

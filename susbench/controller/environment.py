@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from susbench.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
+from susbench.core.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
 from susbench.operators import OperatorSettings
 
 

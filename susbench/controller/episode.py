@@ -26,8 +26,9 @@ from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.planning import EpisodeJob
 from susbench.controller.traffic import TrafficSource
-from susbench.errors import BrowserError
-from susbench.models import CompletionCheck, Event, EventSource, Outcome, OutcomeKind, Task
+from susbench.core.errors import BrowserError
+from susbench.core.models import CompletionCheck, Event, EventSource, Outcome, OutcomeKind, Task
+from susbench.core.urlpattern import url_matches
 from susbench.operators import (
     Limits,
     Operator,
@@ -38,9 +39,8 @@ from susbench.operators import (
     SubjectContext,
     make_operator,
 )
-from susbench.store import EpisodeRecord
-from susbench.trace import StepRecord
-from susbench.urlpattern import url_matches
+from susbench.results.store import EpisodeRecord
+from susbench.results.trace import StepRecord
 
 Note = Callable[[EventSource, str, dict[str, Any]], None]
 Record = Callable[[str, dict[str, Any]], None]

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from susbench.models import BrowserKind, Frozen, Mode, Task
-from susbench.store import StoredRun, canonical_json
+from susbench.core.models import BrowserKind, Frozen, Mode, Task
+from susbench.results.store import StoredRun, canonical_json
 
 INPUT_LABELS = {
     "snapshot_sha256": "snapshot",

@@ -11,8 +11,8 @@ from importlib import metadata
 from susbench import __version__
 from susbench.controller.identity import RunIdentity
 from susbench.controller.options import BrowserFacts, SnapshotFacts
-from susbench.paths import REPO_ROOT
-from susbench.store import RunRecord, RunSettings
+from susbench.core.paths import REPO_ROOT
+from susbench.results.store import RunRecord, RunSettings
 
 RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
 

@@ -9,11 +9,11 @@ from pydantic import Field
 
 from susbench.container import DEFAULT_IMAGE, ContainerError, DockerApiRuntime
 from susbench.container.image import LABEL_CHROMIUM
-from susbench.errors import SusbenchError
-from susbench.hostmap import parse_host_map
-from susbench.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
+from susbench.core.errors import SusbenchError
+from susbench.core.hostmap import parse_host_map
+from susbench.core.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
+from susbench.core.paths import SNAPSHOTS_DIR
 from susbench.operators import BASELINES, OperatorSettings, Seated, check_operator, make_operator
-from susbench.paths import SNAPSHOTS_DIR
 from susbench.snapshot import Snapshot
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+from susbench.catalog.tasks import drawable_injections
 from susbench.controller.identity import episode_key
 from susbench.controller.options import RunOptions
-from susbench.models import Episode, Frozen, Injection, Task
-from susbench.tasks import drawable_injections
+from susbench.core.models import Episode, Frozen, Injection, Task
 
 
 class EpisodeJob(Frozen):

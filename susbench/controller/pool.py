@@ -28,8 +28,8 @@ from typing import Protocol
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner, error_record
 from susbench.controller.planning import EpisodeJob
-from susbench.errors import SusbenchError
-from susbench.store import EpisodeRecord
+from susbench.core.errors import SusbenchError
+from susbench.results.store import EpisodeRecord
 
 SETUP_GRACE_S = 45.0
 """Time for a worker to start, and for an episode's browser start, scoring and clean-up beyond its

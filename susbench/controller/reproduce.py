@@ -18,16 +18,16 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError, computed_field
 
-from susbench.bundle import BundleEpisode, BundleRun, ResultManifest, bundle_episodes, read_bundle
 from susbench.controller.identity import BROWSER_FIELDS, INPUT_LABELS, RunIdentity, RunInputs, episode_key
 from susbench.controller.options import RunOptions, SnapshotFacts, snapshot_facts
 from susbench.controller.planning import EpisodeJob, Planner, episode_job
 from susbench.controller.run import QuietObserver, RunObserver, load_materials, run_benchmark
-from susbench.errors import SusbenchError
-from susbench.loading import validate_data
-from susbench.models import Episode, Frozen, Injection, OutcomeKind, Task
+from susbench.core.errors import SusbenchError
+from susbench.core.loading import validate_data
+from susbench.core.models import Episode, Frozen, Injection, OutcomeKind, Task
 from susbench.operators import BASELINES
-from susbench.store import RunSettings, Store
+from susbench.results.bundle import BundleEpisode, BundleRun, ResultManifest, bundle_episodes, read_bundle
+from susbench.results.store import RunSettings, Store
 
 ObserverFactory = Callable[[str], AbstractContextManager[RunObserver]]
 """Opens a progress observer for one re-run, given its operator's name."""

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Protocol
 
 from susbench import __version__
+from susbench.catalog.injections import build_extension, catalog_sha256, load_injections, load_templates
+from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.identity import (
     RunIdentity,
@@ -35,12 +37,10 @@ from susbench.controller.planning import Planner, plan_episodes
 from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.stopping import stop_signal
 from susbench.controller.traffic import live_upstream
-from susbench.digests import tree_sha256
-from susbench.injection_catalog import build_extension, catalog_sha256, load_injections, load_templates
-from susbench.models import Injection, PageLook, Task
-from susbench.paths import TASKS_DIR
-from susbench.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
-from susbench.tasks import load_tasks, select_tasks
+from susbench.core.digests import tree_sha256
+from susbench.core.models import Injection, PageLook, Task
+from susbench.core.paths import TASKS_DIR
+from susbench.results.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
 
 
 @dataclass

@@ -13,15 +13,15 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from recorder.proxy import RecordingProxy
-from replayer.factory import replay_server
-from replayer.service import ReplayLogEntry, ReplayService
 from susbench.browser import Route
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.options import RunOptions
-from susbench.errors import SusbenchError
-from susbench.models import Episode, HostMap
-from susbench.store import RequestRecord
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Episode, HostMap
+from susbench.recorder.proxy import RecordingProxy
+from susbench.replayer.factory import replay_server
+from susbench.replayer.service import ReplayLogEntry, ReplayService
+from susbench.results.store import RequestRecord
 from susbench.web import LocalWeb
 
 

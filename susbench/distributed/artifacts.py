@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 from susbench.controller.environment import WorkerSetup
-from susbench.digests import tree_sha256
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
+from susbench.core.digests import tree_sha256
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
 
 CHUNK_BYTES = 32 * 1024 * 1024
 

@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from pydantic import Field
 
 from susbench.controller.pool import ExecutorFactory, LocalProcessPool
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Backend, Frozen
 from susbench.distributed.cluster import RayCluster
-from susbench.errors import SusbenchError
-from susbench.models import Backend, Frozen
 
 
 class BackendOptions(Frozen):

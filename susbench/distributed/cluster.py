@@ -15,8 +15,8 @@ import socket
 from types import ModuleType
 
 from susbench.controller.environment import WorkerSetup
+from susbench.core.errors import SusbenchError
 from susbench.distributed.executor import BROWSER, NODE_HINT, RayExecutor
-from susbench.errors import SusbenchError
 
 CONNECT_TIMEOUT_S = 5.0
 INSTALL_HINT = "pip install 'susbench-replay[ray]' (in a checkout: .venv/bin/pip install -e '.[ray]')"

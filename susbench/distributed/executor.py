@@ -23,12 +23,12 @@ from susbench import __version__
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import error_record
 from susbench.controller.planning import EpisodeJob
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Event
 from susbench.distributed.artifacts import pack
 from susbench.distributed.signing import SignedRecord, UnverifiedRecord, new_run_key, open_record
 from susbench.distributed.worker import Placement, Ready, WorkerSetupFailed, run_episode
-from susbench.errors import SusbenchError
-from susbench.models import Event
-from susbench.store import EpisodeRecord
+from susbench.results.store import EpisodeRecord
 
 BROWSER = "browser"
 NODE_HINT = f"`ray start --address=HEAD:PORT --resources='{{\"{BROWSER}\": N}}'`"

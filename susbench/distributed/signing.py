@@ -13,9 +13,9 @@ import secrets
 
 from pydantic import ValidationError
 
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
-from susbench.store import EpisodeRecord, canonical_json
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
+from susbench.results.store import EpisodeRecord, canonical_json
 
 
 class SignedRecord(Frozen):

@@ -22,10 +22,10 @@ from typing import Any
 from susbench import __version__
 from susbench.controller.episode import EpisodeRunner
 from susbench.controller.planning import EpisodeJob
+from susbench.core.models import Frozen
+from susbench.core.paths import cache_dir
 from susbench.distributed.artifacts import Shipment, localize
 from susbench.distributed.signing import SignedRecord, sign_record
-from susbench.models import Frozen
-from susbench.paths import cache_dir
 
 TMP_PREFIX = "susbench-ray-"
 TMP_ROOT = Path(tempfile.gettempdir())

@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable
 from importlib.metadata import entry_points
 
-from susbench.errors import SusbenchError
+from susbench.core.errors import SusbenchError
 from susbench.operators.base import (
     Limits,
     Operator,
@@ -52,6 +52,11 @@ def plugin_names() -> list[str]:
 
 def operator_names() -> list[str]:
     return sorted({*BASELINES, *OPERATORS, *plugin_names()})
+
+
+def complete_operators(incomplete: str) -> list[str]:
+    """Shell completion of `--operator`."""
+    return [name for name in operator_names() if name.startswith(incomplete)]
 
 
 def _load(name: str) -> object:

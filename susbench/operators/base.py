@@ -23,8 +23,8 @@ from playwright.sync_api import Page
 from pydantic import Field
 
 from susbench.browser.actions import ChoiceLister
-from susbench.models import Frozen, PatternType, Step
-from susbench.trace import StepRecord
+from susbench.core.models import Frozen, PatternType, Step
+from susbench.results.trace import StepRecord
 
 ObservationKind = Literal["screenshot", "som", "axtree"]
 ActionFormat = Literal["tools", "json"]

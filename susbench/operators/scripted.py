@@ -19,8 +19,8 @@ from typing import Literal
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from susbench.browser.actions import ClickMode, StepFailed, click_choice, perform_step
-from susbench.loading import load_model
-from susbench.models import PATTERN_TYPES, ChoiceRole, Frozen, PatternType
+from susbench.core.loading import load_model
+from susbench.core.models import PATTERN_TYPES, ChoiceRole, Frozen, PatternType
 from susbench.operators.base import (
     OperatorResult,
     OperatorSettings,

@@ -21,8 +21,8 @@ from typing import NamedTuple, Protocol
 from pydantic import Field
 
 from susbench.browser import QUIET_FLAGS, find_chromium
-from susbench.errors import BrowserError
-from susbench.models import Frozen
+from susbench.core.errors import BrowserError
+from susbench.core.models import Frozen
 
 NO_FLAG_BAR = "--test-type"
 """Keeps Chromium's "unsupported command-line flag" bar (about --no-sandbox) off the person's screen."""

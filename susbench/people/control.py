@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from susbench.models import Frozen
+from susbench.core.models import Frozen
 from susbench.people.appwindow import NO_FLAG_BAR, Answer, AppWindow, Placement
 
 __all__ = ["NO_FLAG_BAR", "ControlPanel", "Finish", "Placement", "control_page"]

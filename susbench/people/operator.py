@@ -13,9 +13,9 @@ import time
 from playwright.sync_api import Page
 from pydantic import Field
 
-from susbench.errors import SusbenchError
-from susbench.loading import validate_data
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.loading import validate_data
+from susbench.core.models import Frozen
 from susbench.operators import OperatorResult, OperatorSettings, SubjectContext
 from susbench.people.control import NO_FLAG_BAR, ControlPanel, Placement
 

@@ -14,10 +14,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from susbench.errors import InputError
-from susbench.loading import load_model
-from susbench.models import Frozen
-from susbench.paths import REPO_ROOT
+from susbench.core.errors import InputError
+from susbench.core.loading import load_model
+from susbench.core.models import Frozen
+from susbench.core.paths import REPO_ROOT
 
 STUDY_DIR = REPO_ROOT / "study"
 DEFAULT_QUESTIONNAIRE = STUDY_DIR / "questionnaire.yaml"

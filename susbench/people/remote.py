@@ -26,10 +26,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from pydantic import Field
+from rich.console import Console
 
 from susbench.browser import free_port
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
+from susbench.operators import OperatorSettings, Seated, make_operator
 from susbench.people.screen import (
     APT_PACKAGES,
     ScreenSize,
@@ -314,3 +316,49 @@ def serving_display(options: SeatOptions) -> Iterator[RemoteSeat]:
     """A remote seat whose display is this process's `DISPLAY` (and its children's) while it lasts."""
     with RemoteSeat(options) as seat, using_display(seat.display):
         yield seat
+
+
+@contextlib.contextmanager
+def served_display(
+    serve: bool,
+    port: int | None,
+    host: str | None,
+    console: Console,
+    check: Callable[[], None] = lambda: None,
+) -> Iterator[None]:
+    """With --serve, this process's display is a remote seat; `check` runs on it, then its link is
+    printed once."""
+    if not serve:
+        if port is not None or host is not None:
+            raise SusbenchError("--port and --host belong to --serve; expected --serve with them")
+        yield
+        return
+    seat = SeatOptions(host=host or SeatOptions().host, port=SeatOptions().port if port is None else port)
+    with serving_display(seat) as opened:
+        check()
+        console.print(f"participant's link: {opened.link}", soft_wrap=True, markup=False, highlight=False)
+        yield
+
+
+@contextlib.contextmanager
+def remote_screen(
+    serve: bool,
+    port: int | None,
+    host: str | None,
+    backend: str,
+    operator: str,
+    settings: OperatorSettings,
+    console: Console,
+) -> Iterator[None]:
+    """A run's --serve: only for a person at the screen, on this machine."""
+    if serve and backend != "local":
+        raise SusbenchError("--serve needs --backend local: the participant's screen is on this machine")
+
+    def seated() -> None:
+        if not isinstance(make_operator(operator, 0, settings), Seated):
+            raise SusbenchError(
+                f"--serve: operator {operator!r} has no person at the screen; expected --operator human"
+            )
+
+    with served_display(serve, port, host, console, seated):
+        yield

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
 
 APT_PACKAGES = ("xvfb", "xdotool", "x11vnc", "novnc", "websockify")
 

@@ -20,8 +20,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
 from susbench.people.appwindow import Answer, AppWindow, Placement
 from susbench.people.questionnaire import Question, Questionnaire
 

@@ -19,9 +19,9 @@ from urllib.parse import quote, unquote_plus, urlencode, urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from susbench.errors import SnapshotError
-from susbench.loading import describe_validation_error
-from susbench.models import Frozen
+from susbench.core.errors import SnapshotError
+from susbench.core.loading import describe_validation_error
+from susbench.core.models import Frozen
 from susbench.snapshot.limits import MAX_NAME_CHARS
 from susbench.snapshot.records import (
     Damage,

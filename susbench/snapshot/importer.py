@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from susbench.errors import SnapshotError
-from susbench.models import PageCapture, SnapshotManifest
+from susbench.core.errors import SnapshotError
+from susbench.core.models import PageCapture, SnapshotManifest
 from susbench.snapshot.cdxj import IndexEntry, Indexer, host_of
 from susbench.snapshot.package import (
     ZIP_ERRORS,

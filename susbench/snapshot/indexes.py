@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from susbench.errors import SnapshotError
+from susbench.core.errors import SnapshotError
 from susbench.snapshot.cdxj import IndexEntry, check_timestamp, load_json_object, surt
 from susbench.snapshot.limits import MAX_INDEX_BYTES, MAX_INDEX_LINE_BYTES, MAX_NAME_CHARS, mib, shown
 from susbench.snapshot.package import read_member

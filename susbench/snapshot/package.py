@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from susbench.errors import SnapshotError
-from susbench.loading import describe_validation_error
-from susbench.models import PageCapture
+from susbench.core.errors import SnapshotError
+from susbench.core.loading import describe_validation_error
+from susbench.core.models import PageCapture
 from susbench.snapshot.cdxj import load_json_object
 from susbench.snapshot.limits import MAX_METADATA_BYTES, MAX_NAME_CHARS, mib, shown
 

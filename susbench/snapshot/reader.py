@@ -21,9 +21,9 @@ from typing import Self
 
 from pydantic import ValidationError
 
-from susbench.errors import SnapshotError
-from susbench.loading import describe_validation_error
-from susbench.models import Frozen, SnapshotManifest
+from susbench.core.errors import SnapshotError
+from susbench.core.loading import describe_validation_error
+from susbench.core.models import Frozen, SnapshotManifest
 from susbench.snapshot.cdxj import IndexEntry, Indexer, host_of
 from susbench.snapshot.indexes import read_indexes
 from susbench.snapshot.limits import MAX_RECORD_BYTES, mib

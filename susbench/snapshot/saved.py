@@ -26,9 +26,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from susbench import __version__
-from susbench.errors import InputError, SnapshotError
-from susbench.loading import describe_validation_error, read_data_file
-from susbench.models import Frozen
+from susbench.core.errors import InputError, SnapshotError
+from susbench.core.loading import describe_validation_error, read_data_file
+from susbench.core.models import Frozen
 
 SAVED_SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 MAX_PAGE_BYTES = 64 * 1024 * 1024

@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import ec, utils
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from susbench import __version__
-from susbench.errors import SnapshotError, SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SnapshotError, SusbenchError
+from susbench.core.models import Frozen
 from susbench.snapshot.limits import shown
 from susbench.snapshot.package import (
     DATAPACKAGE,

@@ -11,8 +11,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeadersParserException
 
-from susbench.errors import SnapshotError
-from susbench.models import Frozen
+from susbench.core.errors import SnapshotError
+from susbench.core.models import Frozen
 from susbench.snapshot.package import (
     DATAPACKAGE_DIGEST,
     ZIP_ERRORS,

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import IO
 
 from susbench import __version__
-from susbench.errors import SnapshotError
-from susbench.models import SnapshotManifest
+from susbench.core.errors import SnapshotError
+from susbench.core.models import SnapshotManifest
 from susbench.snapshot.cdxj import IndexEntry, Indexer, load_json_object, write_cdxj
 from susbench.snapshot.package import (
     DATAPACKAGE,

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from pydantic import Field
 
+from susbench.catalog.tasks import select_tasks
 from susbench.controller import (
     EpisodeJob,
     RunOptions,
@@ -31,8 +32,8 @@ from susbench.controller import (
 from susbench.controller.options import check_options, snapshot_facts
 from susbench.controller.planning import Planner
 from susbench.controller.run import load_materials
-from susbench.errors import InputError, SusbenchError
-from susbench.models import Frozen, Injection, Task
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.models import Frozen, Injection, Task
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import (
     DEFAULT_QUESTIONNAIRE,
@@ -44,7 +45,6 @@ from susbench.people.questionnaire import (
 from susbench.people.study_window import Button, Screen, StudyWindow
 from susbench.study.design import participant_order
 from susbench.study.storage import StudySession, StudySettings, StudyStore, TaskResponse
-from susbench.tasks import select_tasks
 
 DEFAULT_DEBRIEF = STUDY_DIR / "debrief.txt"
 PARTICIPANT_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"

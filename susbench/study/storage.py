@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from susbench.models import Frozen
-from susbench.store import Store, canonical_json
+from susbench.core.models import Frozen
+from susbench.results.store import Store, canonical_json
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS study_sessions (

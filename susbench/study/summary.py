@@ -13,8 +13,8 @@ from pathlib import Path
 from pydantic import Field
 
 from susbench.analysis.stats import wilson_interval
-from susbench.errors import SusbenchError
-from susbench.models import Frozen
+from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
 from susbench.study.storage import StudyStore
 
 NOTICED_SQL = """

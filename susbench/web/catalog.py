@@ -12,7 +12,7 @@ from typing import Literal
 import yaml
 from pydantic import Field
 
-from susbench.models import Frozen, Site, SiteCategory
+from susbench.core.models import Frozen, Site, SiteCategory
 
 
 class Font(Frozen):

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Page
 
-from susbench.models import Injection
+from susbench.core.models import Injection
 from susbench.web.catalog import specs
 
 PAGES_NEEDING_A_CART = ("/cart", "/checkout")

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from susbench.models import HostMap, ResolveRule
+from susbench.core.models import HostMap, ResolveRule
 from susbench.web.app import Request, Response, WebApp
 from susbench.web.catalog import SITES
 from susbench.web.tls import TlsFiles, ensure_tls

@@ -1,4 +1,4 @@
-"""The local web's TLS: one leaf naming every site host, from the local web's CA (`susbench.certs`).
+"""The local web's TLS: one leaf naming every site host, from the local web's CA (`susbench.core.certs`).
 
 Chromium pins the leaf key's SPKI; mitmproxy trusts the CA certificate. The leaf is re-issued
 (same key) when the host list changes or it nears expiry; the CA key never leaves the cache.
@@ -10,8 +10,8 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from susbench.certs import CertificateAuthority
-from susbench.paths import cache_dir
+from susbench.core.certs import CertificateAuthority
+from susbench.core.paths import cache_dir
 
 CA_NAME = "SusBench Local Web CA"
 

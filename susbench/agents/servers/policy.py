@@ -17,7 +17,7 @@ from pydantic import Field
 
 from susbench.agents.demonstration import Demonstration, DemonstrationSet, Move
 from susbench.agents.observe import SOM_HEADER
-from susbench.models import Frozen
+from susbench.core.models import Frozen
 
 FaultKind = Literal["malformed", "offscreen", "unknown_element", "safety_check"]
 ELEMENT_LINE = re.compile(r'^\s*\[(\d+)\] (\S+)(?: "([^"]*)")?', re.MULTILINE)

@@ -1,0 +1,1 @@
+"""The catalogs: the injections (and the extension built from them), the tasks, task sets, vocabulary."""

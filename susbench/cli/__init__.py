@@ -1,0 +1,1 @@
+"""The `susbench` command line: one module per command group, thin (parse, call one function, print)."""

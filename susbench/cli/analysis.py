@@ -1,0 +1,153 @@
+"""`susbench report`, `compare` and `drift`: read results and snapshots, print or write the analysis."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from susbench.analysis.model import ModelSpec
+from susbench.analysis.summary import Breakdown
+from susbench.cli.terminal import output_console
+from susbench.core.errors import SusbenchError
+from susbench.results.store import Store
+
+DEFAULT_DB = Path("results.duckdb")
+DB_HELP = "DuckDB results file"
+
+
+def report(
+    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    where: Annotated[
+        str, typer.Option("--where", help="SQL filter over episode_outcomes, e.g. \"mode = 'live'\"")
+    ] = "",
+    pool: Annotated[
+        bool, typer.Option("--pool", help="pool runs whose configurations differ (mode, snapshot, catalogs)")
+    ] = False,
+    by: Annotated[
+        Breakdown | None, typer.Option("--by", help="add a breakdown per task or injection")
+    ] = None,
+    interaction: Annotated[
+        bool, typer.Option("--interaction", help="add operator:pattern_type to the model")
+    ] = False,
+    task_effect: Annotated[
+        bool, typer.Option("--task-effect", help="add task as a grouping factor where tasks repeat")
+    ] = False,
+    no_model: Annotated[bool, typer.Option("--no-model", help="rates only, no regression")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="write DIR/report.html (self-contained) and the figures")
+    ] = None,
+    figures: Annotated[
+        Path | None, typer.Option("--figures", help="write Figure 4 (PNG + SVG) per configuration to DIR")
+    ] = None,
+    gallery: Annotated[
+        Path | None,
+        typer.Option("--gallery", help="injection screenshots from `injections preview` (default: cache)"),
+    ] = None,
+) -> None:
+    """Avoidance by operator and type per run configuration: Wilson intervals, completion, Firth model."""
+    from susbench.analysis.figures import write_group_figures
+    from susbench.analysis.html_report import default_gallery, write_report
+    from susbench.analysis.render import render_analysis
+    from susbench.analysis.results import group_results
+    from susbench.analysis.summary import analyse
+
+    if gallery is not None and not gallery.is_dir():
+        raise SusbenchError(f"--gallery {gallery}: not a folder; expected the output of `injections preview`")
+    spec = None if no_model else ModelSpec(interaction=interaction, task_effect=task_effect)
+    with Store(db, read_only=True) as store:
+        groups = group_results(store, where, pool)
+    result = analyse(groups, str(db), pool, by, spec)
+    console = output_console()
+    written = [] if figures is None else write_group_figures(result, figures)
+    if html is not None:
+        episodes = {group.label: group.episodes for group in groups}
+        written += write_report(result, episodes, html, gallery or default_gallery())
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+    else:
+        console.print(render_analysis(result))
+    if written and not as_json:
+        console.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="first run id (or a unique prefix), e.g. the live run")],
+    run_b: Annotated[str, typer.Argument(help="second run id (or a unique prefix), e.g. the snapshot run")],
+    db: Annotated[Path, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="write DIR/compare.html (self-contained)")
+    ] = None,
+) -> None:
+    """Pair two runs' episodes: agreement, discordant pairs, McNemar exact, per-type differences."""
+    from susbench.analysis.compare import compare_runs
+    from susbench.analysis.html_report import compare_page, write_page
+    from susbench.analysis.render import render_compare
+
+    with Store(db, read_only=True) as store:
+        result = compare_runs(store, run_a, run_b)
+    target = write_page(html, "compare.html", compare_page(result)) if html is not None else None
+    if as_json:
+        typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
+        return
+    console = output_console()
+    console.print(render_compare(result))
+    if target is not None:
+        console.print(f"wrote {target}", soft_wrap=True)
+
+
+def drift(
+    snapshot_a: Annotated[Path, typer.Argument(help="the earlier snapshot (WACZ)")],
+    snapshot_b: Annotated[Path | None, typer.Argument(help="the later snapshot (or --live)")] = None,
+    live: Annotated[
+        bool, typer.Option("--live", help="record the tasks' flows from the live (local) web as B")
+    ] = False,
+    live_date: Annotated[
+        datetime | None,
+        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
+    ] = None,
+    tasks: Annotated[
+        str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
+    ] = "all",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="folder for drift.html, drift.json, screenshots and diffs")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+) -> None:
+    """What changed between two snapshots: URLs, payloads, task pages' text and pixels, anchors."""
+    from susbench.analysis.drift import drift_tasks, measure_drift, record_live, snapshot_hosts
+    from susbench.analysis.html_report import drift_page, write_page
+    from susbench.analysis.render import render_drift
+    from susbench.catalog.injections import load_injections
+
+    if (snapshot_b is None) == (not live):
+        raise SusbenchError(
+            "give SNAPSHOT_B or --live (a fresh recording of the live web); expected exactly one"
+        )
+    if live_date is not None and not live:
+        raise SusbenchError("--live-date sets the local web's date for --live; expected --live with it")
+    injections = {injection.id: injection for injection in load_injections()}
+    folder = out or Path(f"drift-{snapshot_a.stem}-vs-{snapshot_b.stem if snapshot_b else 'live'}")
+    folder.mkdir(parents=True, exist_ok=True)
+    console = output_console()
+    if snapshot_b is None:
+        chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
+        day = live_date.date() if live_date else None
+        console.print(
+            f"recording {len(chosen)} task flows from the local web ({day or 'today'})", soft_wrap=True
+        )
+        snapshot_b = record_live(chosen, folder / f"live-{day or 'today'}.wacz", day)
+    else:
+        chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a, snapshot_b), injections)
+    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder)
+    page = write_page(folder, "drift.html", drift_page(result, folder))
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    console.print(render_drift(result))
+    console.print(f"wrote {page}", soft_wrap=True)

@@ -1,0 +1,44 @@
+"""Where the project's data folders live (the repo root in a checkout; overridable by env)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(os.environ.get("SUSBENCH_ROOT", Path(__file__).resolve().parents[2]))
+INJECTIONS_DIR = REPO_ROOT / "injections"
+EXTENSION_DIR = REPO_ROOT / "extension"
+TASKS_DIR = REPO_ROOT / "tasks"
+SNAPSHOTS_DIR = REPO_ROOT / "snapshots"
+
+
+def shared_dir() -> Path:
+    """The workplace's shared test data (`../shared` beside the checkout, or `$SUSBENCH_SHARED`)."""
+    return Path(os.environ.get("SUSBENCH_SHARED", REPO_ROOT.parent / "shared"))
+
+
+def cache_dir() -> Path:
+    """Per-user state (generated CAs, built extensions); never inside a snapshot."""
+    root = Path(os.environ.get("SUSBENCH_HOME", Path.home() / ".cache" / "susbench"))
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+SNAPSHOT_SUFFIXES = (".wacz", ".warc", ".warc.gz")
+
+
+def complete_snapshots(incomplete: str) -> list[str]:
+    """Shell completion of a snapshot: files (.wacz, .warc, .warc.gz) and folders under the typed path,
+    and the bundled snapshots."""
+    head = incomplete[: incomplete.rfind("/") + 1]
+    folder = Path(head or ".").expanduser()
+    if not folder.is_dir():
+        return []
+    found = [
+        head + path.name + ("/" if path.is_dir() else "")
+        for path in sorted(folder.iterdir())
+        if (path.is_dir() and not path.name.startswith(".")) or path.name.endswith(SNAPSHOT_SUFFIXES)
+    ]
+    if SNAPSHOTS_DIR.is_dir():
+        found += [os.path.relpath(path) for path in sorted(SNAPSHOTS_DIR.glob("*.wacz"))]
+    return sorted({item for item in found if item.startswith(incomplete)})

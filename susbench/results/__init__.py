@@ -1,0 +1,1 @@
+"""Results: the DuckDB store, the bundles exported from it, and the traces beside it."""

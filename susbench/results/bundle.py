@@ -1,0 +1,323 @@
+"""Result bundles: the Parquet export of a results database plus `run.json`, a manifest that says how
+every run in it can be re-run (identities, input digests, seeds, operator settings, snapshot,
+tool versions, git hash) and the sha256 of every file beside it.
+
+The manifest is built only from what the database stores, never from the environment, so an API
+key that an agent read from the environment cannot reach it; a stored value that equals a secret
+environment variable, or a setting named like a secret, stops the export instead of being written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+from pydantic import Field
+
+from susbench import __version__
+from susbench.core.errors import SusbenchError
+from susbench.core.loading import read_data_file, validate_data
+from susbench.core.models import Condition, Frozen, Mode, OutcomeKind, PatternType
+from susbench.results.store import RunSettings, Store
+
+MANIFEST_NAME = "run.json"
+BUNDLE_FORMAT = "susbench-results/1"
+SECRET_VARIABLE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+SECRET_FIELD = re.compile(
+    r"(api[_-]?key|token|secret|password|passwd|credentials?|authorization|private[_-]?key)$", re.IGNORECASE
+)
+SHORTEST_SECRET = 8
+IDENTITY_FIELDS = frozenset(
+    {
+        "operator",
+        "operator_settings",
+        "mode",
+        "live_resolve",
+        "live_date",
+        "seed",
+        "control_rate",
+        "snapshot_sha256",
+        "task_catalog_sha256",
+        "injection_catalog_sha256",
+        "extension_sha256",
+        "susbench_version",
+        "snapshot",
+    }
+)
+
+
+class BundleFile(Frozen):
+    """One exported table or view."""
+
+    name: str = Field(description="file name inside the bundle, e.g. episodes.parquet")
+    rows: int = Field(ge=0)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class InputDigests(Frozen):
+    """The digests of every input the run's outcomes depend on (None: not recorded by older runs)."""
+
+    snapshot_sha256: str | None = None
+    task_catalog_sha256: str | None = None
+    injection_catalog_sha256: str | None = None
+    extension_sha256: str | None = None
+    susbench_version: str | None = None
+
+
+class SnapshotReference(Frozen):
+    """The snapshot a run replayed."""
+
+    id: str | None
+    sha256: str
+    path: str | None = Field(default=None, description="where it was when the run started")
+
+
+class BundleRun(Frozen):
+    """One run of the bundle: its identity as stored, how it ran, and what it stored."""
+
+    run_id: str
+    operator: str
+    operator_settings: dict[str, Any] = Field(
+        default_factory=dict, description="settings of an operator under test (never its API key)"
+    )
+    mode: Mode
+    seed: int = Field(description="the run's seed; each episode's operator seed is in episodes.parquet")
+    control_rate: float = Field(ge=0.0, le=1.0)
+    live_resolve: tuple[str, ...] = ()
+    live_date: date | None = None
+    inputs: InputDigests
+    snapshot: SnapshotReference | None
+    settings: RunSettings | None = Field(description="replay mode and time limits; None in older runs")
+    other_config: dict[str, Any] = Field(
+        default_factory=dict, description="stored configuration fields this version does not know"
+    )
+    tasks: tuple[str, ...] = Field(description="the task ids of its stored episodes")
+    repeats: int = Field(ge=0, description="the highest repeat stored, plus one")
+    episodes: int = Field(ge=0)
+    outcomes: dict[str, int]
+    versions: dict[str, str]
+    git_hash: str | None
+    host: str
+    started_at: datetime
+
+    def identity(self) -> dict[str, Any]:
+        """The stored identity fields, as the controller's `RunIdentity` takes them."""
+        identity: dict[str, Any] = {
+            "operator": self.operator,
+            "mode": self.mode,
+            "live_resolve": self.live_resolve,
+            "live_date": self.live_date,
+            "seed": self.seed,
+            "control_rate": self.control_rate,
+            **self.inputs.model_dump(),
+        }
+        if self.operator_settings:
+            identity["operator_settings"] = self.operator_settings
+        return identity
+
+
+class ResultManifest(Frozen):
+    """`run.json`: what a result bundle holds and how to re-run each of its runs."""
+
+    format: Literal["susbench-results/1"] = BUNDLE_FORMAT
+    exported_at: datetime
+    exported_by: str = Field(description="the susbench version that wrote the bundle")
+    database: str = Field(description="the results database's file name")
+    files: tuple[BundleFile, ...]
+    runs: tuple[BundleRun, ...]
+
+    def run(self, name: str) -> BundleRun:
+        """A run by id or unique prefix."""
+        found = [run for run in self.runs if run.run_id.startswith(name)]
+        if len(found) != 1:
+            known = ", ".join(run.run_id for run in self.runs) or "none"
+            problem = "matches no run" if not found else "matches several runs"
+            raise SusbenchError(f"--run {name!r} {problem} of the bundle; expected one of: {known}")
+        return found[0]
+
+
+class BundleEpisode(Frozen):
+    """One stored episode as planned (task, repeat, injection, operator seed) and as scored."""
+
+    episode_id: str
+    run_id: str
+    task_id: str
+    repeat: int
+    injection_id: str | None
+    pattern_type: PatternType | None
+    condition: Condition
+    seed: int
+    outcome: OutcomeKind
+    reason: str
+    completed: bool | None
+    error: str | None
+    steps: int
+    final_message: str
+
+
+EPISODES_SQL = """
+SELECT e.episode_id, e.run_id, e.task_id, e.repeat, e.injection_id, e.pattern_type, e.condition, e.seed,
+       o.kind, o.reason, e.completed, e.error, e.steps, e.final_message
+FROM read_parquet(?) e JOIN read_parquet(?) o USING (episode_id)
+WHERE e.run_id = ? ORDER BY e.task_id, e.repeat
+"""
+
+
+def _leaves(value: object, path: str = "") -> Iterator[tuple[str, object]]:
+    """Every (dotted field path, scalar) below a JSON value."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _leaves(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _leaves(item, f"{path}.{index}")
+    else:
+        yield path, value
+
+
+def secret_problems(document: Mapping[str, Any], environ: Mapping[str, str]) -> list[str]:
+    """Fields that hold a secret: a secret environment variable's value, or a value under a secret's name."""
+    secrets = {
+        value: name
+        for name, value in environ.items()
+        if SECRET_VARIABLE.search(name) and len(value) >= SHORTEST_SECRET
+    }
+    problems = []
+    for path, value in _leaves(document):
+        if not isinstance(value, str) or not value:
+            continue
+        variable = next((name for secret, name in secrets.items() if secret in value), None)
+        if variable is not None:
+            problems.append(f"field '{path}' holds the value of ${variable}")
+        elif SECRET_FIELD.search(path.rsplit(".", 1)[-1]):
+            problems.append(f"field '{path}' is named like a secret")
+    return problems
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _stored_episodes(store: Store) -> dict[str, dict[str, Any]]:
+    """Per run: the task ids, repeats, episode count and outcome counts of its stored episodes."""
+    _, rows = store.query(
+        "SELECT run_id, list(DISTINCT task_id ORDER BY task_id), max(repeat) + 1, count(*) "
+        "FROM episode_outcomes GROUP BY run_id"
+    )
+    stored: dict[str, dict[str, Any]] = {
+        run_id: {"tasks": tasks, "repeats": repeats, "episodes": count, "outcomes": {}}
+        for run_id, tasks, repeats, count in rows
+    }
+    _, counts = store.query(
+        "SELECT run_id, outcome, count(*) FROM episode_outcomes GROUP BY ALL ORDER BY ALL"
+    )
+    for run_id, outcome, count in counts:
+        stored[run_id]["outcomes"][outcome] = count
+    return stored
+
+
+def _bundle_runs(store: Store) -> list[BundleRun]:
+    _, columns = store.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'")
+    settings_column = "settings" if ("settings",) in columns else "NULL"
+    _, rows = store.query(
+        "SELECT run_id, config, versions, git_hash, snapshot_id, snapshot_sha256, seed, host, started_at, "
+        f"{settings_column} FROM runs ORDER BY started_at, run_id"
+    )
+    stored = _stored_episodes(store)
+    runs = []
+    for (
+        run_id,
+        config_text,
+        versions_text,
+        git_hash,
+        snapshot_id,
+        sha256,
+        seed,
+        host,
+        started,
+        settings,
+    ) in rows:
+        config, versions = json.loads(config_text), json.loads(versions_text)
+        problems = secret_problems({"config": config, "versions": versions}, os.environ)
+        if problems:
+            raise SusbenchError(
+                f"{store.path}: run {run_id}: {'; '.join(problems)}; refusing to export it. Expected "
+                "settings without secrets (API keys stay in the environment)"
+            )
+        data = {
+            **{key: config[key] for key in IDENTITY_FIELDS & set(BundleRun.model_fields) if key in config},
+            "run_id": run_id,
+            "seed": seed,
+            "inputs": {key: config.get(key) for key in InputDigests.model_fields},
+            "snapshot": None
+            if sha256 is None
+            else {"id": snapshot_id, "sha256": sha256, "path": config.get("snapshot")},
+            "settings": None if settings is None else json.loads(settings),
+            "other_config": {key: value for key, value in config.items() if key not in IDENTITY_FIELDS},
+            **stored.get(run_id, {"tasks": (), "repeats": 0, "episodes": 0, "outcomes": {}}),
+            "versions": versions,
+            "git_hash": git_hash,
+            "host": host,
+            "started_at": started,
+        }
+        runs.append(validate_data(f"{store.path}: run {run_id}", data, BundleRun))
+    return runs
+
+
+def export_bundle(store: Store, folder: Path) -> list[Path]:
+    """Every table and view as Parquet, then `run.json` naming them with their sha256."""
+    runs = _bundle_runs(store)
+    written = store.export_parquet(folder)
+    files = []
+    for path in written:
+        _, ((rows,),) = store.query("SELECT count(*) FROM read_parquet(?)", [str(path)])
+        files.append(BundleFile(name=path.name, rows=rows, sha256=_file_sha256(path)))
+    manifest = ResultManifest(
+        exported_at=datetime.now(UTC),
+        exported_by=__version__,
+        database=store.path.name,
+        files=tuple(files),
+        runs=tuple(runs),
+    )
+    target = folder / MANIFEST_NAME
+    target.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return [*written, target]
+
+
+def read_bundle(folder: Path) -> ResultManifest:
+    """The bundle's manifest, checked against the files beside it."""
+    path = folder / MANIFEST_NAME
+    if not path.is_file():
+        raise SusbenchError(
+            f"{folder}: no {MANIFEST_NAME} there; expected a folder written by `results export`"
+        )
+    manifest = validate_data(str(path), read_data_file(path), ResultManifest)
+    for index, item in enumerate(manifest.files):
+        member = folder / item.name
+        if not member.is_file():
+            raise SusbenchError(f"{path}: field 'files.{index}': {member} is missing from the bundle")
+        if _file_sha256(member) != item.sha256:
+            raise SusbenchError(
+                f"{member}: its sha256 differs from the one in {path}; the bundle changed after export"
+            )
+    return manifest
+
+
+def bundle_episodes(folder: Path, run_id: str) -> list[BundleEpisode]:
+    """A run's stored episodes, read from the bundle's Parquet files, by task and repeat."""
+    parquet = [str(folder / "episodes.parquet"), str(folder / "outcomes.parquet")]
+    with duckdb.connect() as db:
+        rows = db.execute(EPISODES_SQL, [*parquet, run_id]).fetchall()
+    names = list(BundleEpisode.model_fields)
+    return [BundleEpisode.model_validate(dict(zip(names, row, strict=True))) for row in rows]
