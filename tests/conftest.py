@@ -14,6 +14,7 @@ pytest_plugins = [
     "tests.fixtures.replaywebpage",
     "tests.fixtures.agents",
     "tests.fixtures.browsergym",
+    "tests.fixtures.local_model",
     "tests.fixtures.ray_cluster",
     "tests.fixtures.unseen_shop",
     "tests.fixtures.people",

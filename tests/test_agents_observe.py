@@ -64,6 +64,7 @@ def test_observing_leaves_no_trace_and_shows_what_a_person_sees(
     window = BrowserWindow(ext_page)
     try:
         seen = {kind: Observer(window, kind).observe() for kind in ("screenshot", "som", "axtree")}
+        compact = Observer(window, "axtree", compact=True).observe()
     finally:
         window.close()
     time.sleep(QUIET_S)
@@ -80,7 +81,15 @@ def test_observing_leaves_no_trace_and_shows_what_a_person_sees(
         assert re.findall(r"\b(manipulative|optout|cta)\b", text, re.IGNORECASE) == []
         shown = {element.name for element in seen[kind].elements.values()}
         assert set(labels) <= shown
-    for kind, observation in seen.items():
+    # Compact (small models): every element on screen, natives and the pattern alike, and nothing else.
+    on_screen = [element for element in compact.elements.values() if element.in_viewport]
+    listed = compact.text.splitlines()
+    assert on_screen and all(element.line() in listed for element in on_screen)
+    assert not [e for e in compact.elements.values() if not e.in_viewport and e.line() in listed]
+    pattern = [e for e in compact.elements.values() if e.name in labels and e.in_viewport]
+    assert pattern, "the pattern is on screen where the page is opened"
+    assert len(compact.text) < len(seen["axtree"].text) and "\n  " not in compact.text
+    for kind, observation in [*seen.items(), ("compact", compact)]:
         assert observation.url == url and f"URL: {url}" in observation.text
         assert "Tabs: [0] " in observation.text and observation.title in observation.text, kind
 

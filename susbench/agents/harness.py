@@ -73,6 +73,11 @@ class Feedback:
     message: str
 
 
+class BudgetSpent(SusbenchError):
+    """The episode used up its model turns or tokens without finishing: stored as `error`, since a
+    model that loops has not decided anything."""
+
+
 class Conversation(ABC):
     """One episode's exchange with a model in one vendor's wire protocol."""
 
@@ -119,6 +124,10 @@ class AgentOperator(ABC, Generic[ConfigT]):
                 f"{' or '.join(self.observations)} only"
             )
         self.price: Price | None = self.config.price or load_prices().price(self.config.model)
+        if self.config.compact and self.config.observation != "axtree":
+            raise SusbenchError(
+                f"compact: true shortens the axtree observation, not {self.config.observation}"
+            )
         self.check()
         self.client = self.make_client(api_key(self.name, self.config))
 
@@ -151,12 +160,13 @@ class AgentOperator(ABC, Generic[ConfigT]):
             window.close()
 
     def _loop(self, ctx: SubjectContext, window: BrowserWindow) -> OperatorResult:
-        observer = Observer(window, self.config.observation)
+        observer = Observer(window, self.config.observation, compact=self.config.compact)
         executor = Executor(window, ctx.limits.step_timeout_s)
         caller = ModelCaller(self.config, self.server, self.connection_errors)
         max_steps = self.config.max_steps or ctx.limits.max_steps
         feedback: list[Feedback] = []
         conversation: Conversation | None = None
+        spent = 0
         for index in range(max_steps):
             if ctx.remaining_s() <= 0:
                 return OperatorResult(done=False, steps=index, message="time limit reached")
@@ -178,7 +188,14 @@ class AgentOperator(ABC, Generic[ConfigT]):
                 return OperatorResult(done=True, steps=index + 1, message=turn.final)
             if done is not None:
                 return OperatorResult(done=True, steps=index + 1, message=done.answer)
-        return OperatorResult(done=False, steps=max_steps, message="step limit reached")
+            spent += turn.tokens_in + turn.tokens_out
+            budget = self.config.max_episode_tokens
+            if budget is not None and spent >= budget:
+                raise BudgetSpent(
+                    f"token budget spent: {spent} tokens in {index + 1} model turns (max_episode_tokens "
+                    f"{budget}) without finishing"
+                )
+        raise BudgetSpent(f"step budget spent: {max_steps} model turns without finishing (max_steps)")
 
     def _carry_out(
         self, executor: Executor, turn: Turn, observation: Observation

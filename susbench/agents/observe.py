@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,7 @@ STATE_PROPERTIES = ("checked", "selected", "expanded", "disabled", "required", "
 MAX_TREE_CHARS = 60_000
 SOM_HEADER = "Interactive elements on screen (numbered in the image):"
 AXTREE_HEADER = "Accessibility tree ([N] = element number):"
+COMPACT_HEADER = "On screen, in reading order ([N] = element number; scroll for more):"
 
 
 class Box(Frozen):
@@ -140,9 +142,10 @@ class Observation:
 class Observer:
     """Takes observations of one kind from a browser window."""
 
-    def __init__(self, window: BrowserWindow, kind: ObservationKind) -> None:
+    def __init__(self, window: BrowserWindow, kind: ObservationKind, compact: bool = False) -> None:
         self.window = window
         self.kind = kind
+        self.compact = compact
 
     def observe(self) -> Observation:
         started = time.perf_counter()
@@ -161,7 +164,7 @@ class Observer:
         image: bytes | None = shot
         text = facts
         if found is not None:
-            tree, elements = found
+            tree, elements, layout = found
             if self.kind == "som":
                 shown = [element for element in elements.values() if element.visible]
                 image = draw_marks(shot, [(element.id, element.box) for element in shown])
@@ -169,7 +172,9 @@ class Observer:
                 text = f"{facts}\n{SOM_HEADER}\n{listing}"
             else:
                 image = None
-                text = f"{facts}\n{AXTREE_HEADER}\n{tree.render(elements)}"
+                shown_in = layout.on_screen if self.compact else None
+                header = COMPACT_HEADER if self.compact else AXTREE_HEADER
+                text = f"{facts}\n{header}\n{tree.render(elements, shown_in)}"
         return Observation(
             kind=self.kind,
             url=front.url,
@@ -184,15 +189,16 @@ class Observer:
             observe_ms=1000 * (time.perf_counter() - started),
         )
 
-    def read_elements(self, viewport: Viewport, hit_test: bool) -> tuple[AXTree, dict[int, Element]]:
-        """The accessibility tree and its numbered interactive elements (`visible` needs `hit_test`)."""
+    def read_elements(self, viewport: Viewport, hit_test: bool) -> tuple[AXTree, dict[int, Element], Layout]:
+        """The accessibility tree, its numbered interactive elements (`visible` needs `hit_test`) and
+        the layout they were placed with."""
         cdp = self.window.cdp()
         tree = AXTree(cdp.send("Accessibility.getFullAXTree")["nodes"])
         snapshot = cdp.send(
             "DOMSnapshot.captureSnapshot", {"computedStyles": [], "includePaintOrder": hit_test}
         )
         layout = Layout(snapshot, viewport)
-        return tree, tree.elements(layout, viewport, hit_test=hit_test, cdp=cdp)
+        return tree, tree.elements(layout, viewport, hit_test=hit_test, cdp=cdp), layout
 
 
 def data_url(png: bytes) -> str:
@@ -242,6 +248,13 @@ class Layout:
                 if backend not in self.boxes:
                     self.boxes[backend] = Box(x=left, y=top, width=width, height=height)
         self.painting.sort(reverse=True)  # topmost first
+        self.viewport = viewport
+
+    def on_screen(self, backend: int | None) -> bool:
+        """Whether the node has a layout box inside the viewport (what a person can see without
+        scrolling); nodes without a box of their own (containers) are not."""
+        box = self.boxes.get(backend) if backend is not None else None
+        return box is not None and box.clipped(self.viewport) is not None
 
     def may_cover(self, backend: int, x: float, y: float) -> bool:
         """Whether the box painted last at (x, y) lies outside the element: only then is a real hit
@@ -308,8 +321,13 @@ class AXTree:
             )
         return elements
 
-    def render(self, elements: dict[int, Element]) -> str:
-        """The tree as indented text, interactive elements with their numbers."""
+    def render(
+        self, elements: dict[int, Element], shown_in: Callable[[int | None], bool] | None = None
+    ) -> str:
+        """The tree as indented text, interactive elements with their numbers.
+
+        With `shown_in` (compact, for small context windows) only the nodes it accepts are listed,
+        one flat line each: the containers' lines and the indentation are left out."""
         numbers = {element.node: element.id for element in elements.values()}
         lines: list[str] = []
 
@@ -334,8 +352,11 @@ class AXTree:
                     line = " ".join(part for part in (role, _quoted(name), *_states(node)) if part)
                     level = _property(node, "level")
                     line += f" level={level}" if role == "heading" and level else ""
+            if line is not None and shown_in is not None:
+                line = line if role == "heading" or _is_leaf_line(role) else None
+                line = line if line is not None and shown_in(backend) else None
             if line is not None:
-                lines.append("  " * depth + line)
+                lines.append(("  " * depth if shown_in is None else "") + line)
             for child in children:
                 visit(child, depth + (line is not None), name if line is not None else parent_name)
 
@@ -345,6 +366,11 @@ class AXTree:
         if len(text) > MAX_TREE_CHARS:
             text = text[:MAX_TREE_CHARS] + "\n(the rest of the tree is cut)"
         return text
+
+
+def _is_leaf_line(role: str | None) -> bool:
+    """Lines that carry what a person reads or uses: text and interactive elements, not containers."""
+    return role == "StaticText" or role in INTERACTIVE_ROLES or role in ("img", "image", "status", "alert")
 
 
 def _on_top(cdp: Any, layout: Layout, backend: int, clipped: Box, viewport: Viewport) -> bool:

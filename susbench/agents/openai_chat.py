@@ -44,6 +44,12 @@ class ChatConfig(AgentConfig):
     json_schema: bool = Field(default=True, description="json format: constrain replies with response_format")
     vision: bool = Field(default=True, description="the model reads images; false: text observations only")
     keep_observations: int = Field(default=1, ge=1, description="newest text observations kept in full")
+    seed: int | None = Field(default=None, description="sampling seed sent with every request")
+    served_by: dict[str, str | int | float] | None = Field(
+        default=None,
+        description="the local server's identity (model file sha256, runtime, seed, threads, sampling): "
+        "part of the run's identity, written by `susbench agents serve-local`",
+    )
 
 
 def chat_tools() -> list[dict[str, Any]]:
@@ -107,6 +113,7 @@ class ChatConversation(Conversation):
             {"role": "user", "content": f"Task: {instruction}"},
         ]
         self.pending: list[dict[str, Any]] = []
+        self.schema_refused = False
 
     def prepare(self, observation: Observation, feedback: list[Feedback]) -> None:
         pending: list[dict[str, Any]] = []
@@ -154,14 +161,26 @@ class ChatConversation(Conversation):
         }
         if self.config.temperature is not None:
             request["temperature"] = self.config.temperature
+        if self.config.seed is not None:
+            request["seed"] = self.config.seed
         if self.config.action_format == "tools":
             request["tools"] = chat_tools()
             request["tool_choice"] = "auto"
-        elif self.config.json_schema:
-            request["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "browser_action", "schema": action_schema()},
+        elif self.config.json_schema and not self.schema_refused:
+            constrained = {
+                **request,
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "browser_action", "schema": action_schema()},
+                },
             }
+            try:
+                return self.operator.client.chat.completions.with_raw_response.create(**constrained)
+            except openai.BadRequestError as exc:
+                if "response_format" not in str(exc) and "json_schema" not in str(exc):
+                    raise
+                # A server without structured outputs: the system prompt already asks for JSON.
+                self.schema_refused = True
         return self.operator.client.chat.completions.with_raw_response.create(**request)
 
     def accept(self, reply: Any) -> Turn:

@@ -39,6 +39,12 @@ class AgentConfig(Frozen):
     system_prompt: str | None = Field(default=None, description="replaces the built-in system prompt")
     keep_images: int = Field(default=1, ge=1, description="newest screenshots kept in the conversation")
     price: Price | None = Field(default=None, description="USD per million tokens; default: prices.yaml")
+    compact: bool = Field(
+        default=False, description="axtree: only what is on screen, one flat line per node (small contexts)"
+    )
+    max_episode_tokens: int | None = Field(
+        default=None, ge=1, description="prompt plus completion tokens an episode may spend; then `error`"
+    )
 
 
 ConfigT = TypeVar("ConfigT", bound=AgentConfig)

@@ -200,7 +200,7 @@ class Walker:
 
     def target_at(self, x: float, y: float) -> Target | None:
         """The visible interactive element at (x, y), the innermost if several, as a person names it."""
-        _, found = self.observer.read_elements(self.window.viewport(), hit_test=True)
+        _, found, _ = self.observer.read_elements(self.window.viewport(), hit_test=True)
         elements = list(found.values())
         under = [
             element

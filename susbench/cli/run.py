@@ -24,6 +24,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from susbench.agents.local_model import local_run_fields, serving_for_run
 from susbench.analysis.report import render_report, write_report_folder
 from susbench.catalog.tasks import complete_tasks
 from susbench.catalog.tasksets import task_set, task_set_snapshot
@@ -254,6 +255,20 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
     ),
     *model_options(RunOptions, {name: RUN_FLAGS[name] for name in ("snapshot", "browser", "image")}),
     *WHERE_OPTIONS,
+    option(
+        "local_model",
+        Annotated[
+            bool,
+            typer.Option(
+                "--local-model",
+                help="also run the packaged small model (openai-chat on a local llama.cpp server) on the "
+                "nine "
+                "one-per-type tasks (needs the local-model extra)",
+            ),
+        ],
+        False,
+        panel=WHAT,
+    ),
 )
 def demo(**given: Any) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
@@ -277,6 +292,18 @@ def demo(**given: Any) -> None:
                 image=given["image"],
             )
             _run_with_progress(options, console, executor)
+        if given["local_model"]:
+            with serving_for_run() as server:
+                console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
+                chosen = RunOptions(
+                    **local_run_fields(server),
+                    snapshot=snapshot,
+                    tasks_dir=tasks_dir,
+                    db=db,
+                    browser=given["browser"],
+                    image=given["image"],
+                )
+                _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
         report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
     console.print(render_report(report))

@@ -1,0 +1,125 @@
+"""A real language model as the subject: the packaged SmolLM2-135M on llama.cpp's server on this CPU,
+through the same `openai-chat` operator cloud models use, in real Chromium with the extension.
+
+Only what is true of any model is asserted: each episode is decided or ends in a counted `error`
+(a spent budget says so); the trace holds the model's own replies byte for byte; every reply that is
+not a valid action is counted as a refused action; nothing sent to the model holds the ground truth
+or the key; the run's identity names the model file and the runtime. Which choice the model made
+is never asserted. The budgets are tight (one model turn, short replies) to keep the suite short.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from susbench.agents.actions import ActionRefused, parse_action
+from susbench.agents.local_model import KEY_VARIABLE, LocalModelSettings, local_run_fields, packaged_model
+from susbench.agents.openai_chat import read_json_action
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks
+from susbench.controller import RunOptions, RunSummary, run_benchmark
+from susbench.results.store import Store, trace_folder
+from tests.fixtures.local_model import RelayedModel
+from tests.leaks import answer_secrets, find_leaks
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
+
+TASKS = "voltcart-mouse-cart,threadline-tee-size-s-cart"
+SETTINGS = LocalModelSettings(max_steps=1, max_tokens=32)
+DECIDED = {"avoided", "not_avoided", "not_encountered", "tampered"}
+
+
+@pytest.fixture(scope="module")
+def local_run(local_model: RelayedModel, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunSummary]:
+    db = tmp_path_factory.mktemp("local-model") / "local.duckdb"
+    fields = local_run_fields(local_model.server, tasks=TASKS, settings=SETTINGS)
+    summary = run_benchmark(RunOptions(**fields, db=db))
+    return db, summary
+
+
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with Store(db, read_only=True) as store:
+        return store.query(sql)[1]
+
+
+def test_each_episode_is_decided_or_a_counted_error(local_run: tuple[Path, RunSummary]) -> None:
+    db, _ = local_run
+    episodes = rows(
+        db,
+        "SELECT o.outcome, e.error, coalesce(a.steps, 0) FROM episode_outcomes o "
+        "JOIN episodes e USING (episode_id) LEFT JOIN agent_episodes a USING (episode_id)",
+    )
+    assert len(episodes) == 2  # an episode that timed out before its first reply has no steps
+    for outcome, error, steps in episodes:
+        assert 0 <= steps <= SETTINGS.max_steps
+        assert outcome in DECIDED or (outcome == "error" and error), (outcome, error)
+        if error and steps == SETTINGS.max_steps and "budget" not in error:
+            pytest.fail(f"an episode that used every turn ended without saying its budget was spent: {error}")
+
+
+def test_the_trace_holds_the_models_own_replies_and_counts_invalid_ones(
+    local_run: tuple[Path, RunSummary], local_model: RelayedModel
+) -> None:
+    db, _ = local_run
+    replies = {reply.decode() for reply in local_model.relay.replies}
+    steps = rows(
+        db,
+        "SELECT episode_id, step, reply, reply_text, action_errors, actions FROM steps "
+        "ORDER BY episode_id, step",
+    )
+    last = {episode: step for episode, step, *_ in steps}
+    assert steps
+    invalid = 0
+    for episode, step, reply, reply_text, errors, actions in steps:
+        assert reply in replies  # the server's body, as it came
+        assert json.loads(reply)["choices"][0]["message"]["content"] == reply_text
+        data, problem = read_json_action(reply_text)
+        if data is None and problem is None:  # plain words: the model's final message
+            assert step == last[episode]
+        elif data is None or not _parses(data):  # refused before it ran, and fed back
+            invalid += 1
+            assert len(_listed(errors)) == 1 and _listed(actions) == [], reply_text
+    refused = rows(db, "SELECT sum(action_errors) FROM agent_episodes")[0][0]
+    assert refused >= invalid
+
+
+def test_nothing_sent_to_the_model_holds_the_answer_or_the_key(
+    local_run: tuple[Path, RunSummary], local_model: RelayedModel
+) -> None:
+    db, _ = local_run
+    requests = [r for r in local_model.relay.requests if r.path.endswith("/chat/completions")]
+    assert len(requests) == rows(db, "SELECT count(*) FROM steps")[0][0]
+    injections = {injection.id: injection for injection in load_injections()}
+    assert find_leaks(requests, answer_secrets(injections, load_tasks())) == []
+    key = local_model.server.api_key
+    assert all(request.headers["authorization"] == f"Bearer {key}" for request in requests)
+    assert all(key.encode() not in request.body for request in requests)
+    stored = [db, *trace_folder(db).rglob("*")]
+    assert [path for path in stored if path.is_file() and key.encode() in path.read_bytes()] == []
+    assert KEY_VARIABLE not in json.dumps(rows(db, "SELECT config FROM runs")).replace('"api_key_env"', "")
+
+
+def test_the_run_identity_names_the_model_file_and_the_runtime(local_run: tuple[Path, RunSummary]) -> None:
+    db, _ = local_run
+    (config,) = rows(db, "SELECT config FROM runs")[0]
+    served = json.loads(config)["operator_settings"]["config"]["served_by"]
+    assert served["model_sha256"] == hashlib.sha256(packaged_model().read_bytes()).hexdigest()
+    assert served["runtime"] == "xllamacpp" and served["runtime_version"]
+    assert (served["seed"], served["temperature"], served["threads"]) == (20261201, 0.0, 2)
+
+
+def _parses(data: dict[str, Any]) -> bool:
+    try:
+        parse_action(data)
+    except ActionRefused:
+        return False
+    return True
+
+
+def _listed(value: Any) -> list[Any]:
+    return json.loads(value) if isinstance(value, str) else list(value)
