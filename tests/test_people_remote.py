@@ -340,7 +340,7 @@ def study_looks(x_input: XInput, points: StudyPoints) -> StudyLooks:
     looks = []
     for screen, point in screens:
         with StudyWindow(Placement(), screen):
-            x_input.wait_for_window(f"^Study: {screen.title}$", timeout=30)
+            x_input.wait_for_window(f"^Study: {screen.title}$", timeout=120)
             x_input.move(*AWAY)
             time.sleep(1.0)  # the window has drawn
             looks.append(x_input.patch(*point))
