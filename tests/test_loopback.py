@@ -93,6 +93,7 @@ def on_port(port: int) -> set[str]:
     return {address for address, bound in listening(os.getpid()) if bound == port}
 
 
+@pytest.mark.e2e  # Chromium with its CDP port
 def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwright, tmp_path: Path) -> None:
     snapshot = default_snapshot()
     with ExitStack() as stack:
@@ -115,6 +116,7 @@ def test_every_in_process_server_listens_on_loopback_only(web_playwright: Playwr
         assert chromium and chromium <= LOOPBACK, chromium
 
 
+@pytest.mark.e2e  # Xvfb, x11vnc and websockify
 def test_the_remote_seat_listens_on_loopback_unless_told_otherwise() -> None:
     if any(shutil.which(tool) is None for tool in ("Xvfb", "x11vnc", "websockify")):
         pytest.fail(f"the remote seat needs {' '.join(PEOPLE_PACKAGES)}: run `make packages`")
