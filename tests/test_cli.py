@@ -83,9 +83,11 @@ def test_run_options_are_the_fields_of_run_options_with_their_defaults() -> None
     }
     assert options == defaults.model_copy(update=changed)
     assert where == BackendOptions()
+    # `study` is set by `susbench study` alone, never by `run`.
     assert [name for name in RunOptions.model_fields if name not in given] == [
         "operator_settings",
         "tasks_dir",
+        "study",
     ]
     help_text = susbench("run", "--help").stdout
     for operator in ("naive", "careful", "random", "openai-chat", "browser-use", "human", "idle"):

@@ -87,7 +87,8 @@ def test_validate_command_names_the_file(tmp_path: Path) -> None:
 
 def test_list_json_is_one_object_per_injection() -> None:
     result = run_cli("list", "--json")
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json.loads(result.stdout)
+    assert isinstance(rows, list)
     assert len(rows) == len([*INJECTIONS_DIR.rglob("*.test/*.yaml"), *INJECTIONS_DIR.glob("generic/*.yaml")])
     assert set(rows[0]) == {"id", "type", "site", "page"}
     assert rows[0]["page"]["anchors"]

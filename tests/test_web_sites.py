@@ -149,6 +149,7 @@ def test_same_date_and_seed_are_byte_identical() -> None:
     assert capture() == capture()
 
 
+@pytest.mark.e2e
 def test_drift_changes_prices_order_and_classes(web_playwright: Playwright) -> None:
     with LocalWeb(date="2026-11-29") as before, LocalWeb(date="2026-12-29") as after:
         old = fetch(before, "bazaarly.test", "/").body.decode()
