@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from susbench.analysis.compare import compare_runs
-from susbench.analysis.figures import write_figures
+from susbench.analysis.figures import PANELS, write_figures
 from susbench.analysis.model import ModelSpec
 from susbench.analysis.summary import build_analysis
 from susbench.catalog.injections import load_injections
@@ -111,7 +111,10 @@ def test_html_report_is_one_self_contained_page(
     assert html.count("<svg") == 3  # Figure 4 of each configuration, inline
     for run_id in (results["snapshot-naive"], results["snapshot-careful"], results["live-redesigned"]):
         assert str(run_id) in html
-    assert (tmp_path / "figure4.png").is_file() and len(list(tmp_path.glob("figure4-3-*.svg"))) == 1
+    # the third configuration's Figure 4 and its panels, named by the configuration
+    assert (tmp_path / "figure4.png").is_file() and len(list(tmp_path.glob("figure4-3-*.svg"))) == 1 + len(
+        PANELS
+    )
 
 
 def test_live_and_snapshot_agree_at_the_recording_date(results: dict[str, str | Path]) -> None:

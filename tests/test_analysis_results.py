@@ -246,7 +246,7 @@ def test_report_json_names_its_estimator_and_fits_no_model_to_a_handful(
     main()
     live, snapshot = json.loads(capsys.readouterr().out)["groups"]
     assert live["model"] is None
-    assert live["model_note"] == "too few exposures for a model (4; it needs at least 10)"
+    assert live["model_note"] == "too few exposures for a model (4; it needs at least 6)"
     assert snapshot["model"]["estimator"] == "Firth's penalized-likelihood logistic regression"
     assert snapshot["model"]["tests"].startswith("penalized likelihood-ratio tests")
     html = (tmp_path / "r" / "report.html").read_text()

@@ -83,6 +83,9 @@ def test_an_operator_under_test_never_reaches_the_oracle(
         "record",
         "trace_dir",
         "record_step",
+        "marks",
+        "episode_id",
+        "completed",
         "started",
     }
     assert ctx.cdp_endpoint is not None and ctx.cdp_endpoint.startswith("http://127.0.0.1:")

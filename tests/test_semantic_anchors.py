@@ -343,7 +343,7 @@ def test_anchor_command_prints_json_and_screenshots(
         capture_output=True, text=True, timeout=240, cwd=REPO_ROOT, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json.loads(result.stdout)
     assert len(rows) == 2 * 4
     assert {"page", "injection", "type", "anchored", "visible", "overlaps"} <= set(rows[0])
     assert {row["page"] for row in rows} == {"laden.html", url}

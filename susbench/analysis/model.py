@@ -71,7 +71,7 @@ class Comparison(Frozen):
 
 ESTIMATOR = "Firth's penalized-likelihood logistic regression"
 TESTS = "penalized likelihood-ratio tests; pairs Holm-adjusted within each factor"
-MIN_EXPOSURES = 10
+MIN_EXPOSURES = 6
 
 
 class ModelReport(Frozen):

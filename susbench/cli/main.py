@@ -220,12 +220,12 @@ def main() -> None:
     try:
         code = without_flag_types(typer.main.get_command(app))(standalone_mode=False)
     except SusbenchError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except ValidationError as exc:
         # A command-line value a model refuses (e.g. --width 5): named, without pydantic's URL.
         message = describe_validation_error("command line", exc)
-        Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt) as exc:
         Console(stderr=True).print("[yellow]aborted[/]")
