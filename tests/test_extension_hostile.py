@@ -22,7 +22,7 @@ pytestmark = pytest.mark.e2e
 CASES = load_cases()
 # An open race, not fixed yet (docs/hostile-round-two.md): when a careful decline lands just before
 # the page's own reload, its report may not reach the service worker before the document unloads,
-# and the redrawn pattern is still ticked. Seen in 2 of 105 runs and 1 of the final CI's 210.
+# and the redrawn pattern is still ticked. Seen in 2 of 105 runs, and 1 of 105 in a fresh-clone run.
 OPEN_RACE = pytest.mark.xfail(
     reason="open race: a decline just before the page's reload can be lost (reload-replace)", strict=False
 )
