@@ -465,7 +465,7 @@ def test_each_link_printed_for_a_wildcard_host_opens_the_seat(seat_packages: Non
     address, 10.77.0.1, which nothing outside it reaches): one link per address, each as printed
     opens the seat's page and its screen; then the note about TLS or an SSH tunnel."""
     if shutil.which("unshare") is None or shutil.which("ip") is None:
-        pytest.skip("needs unshare (util-linux) and ip (iproute2): ci/test-packages.sh")
+        pytest.fail("needs unshare (util-linux) and ip (iproute2): run `make packages` (ci/test-packages.sh)")
     env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
     study = [sys.executable, "-m", "susbench", "study", "--participant", "N01", "--consent", str(CONSENT)]
     session = ["--tasks", TASK, "--practice", "none", "--db", str(tmp_path / "n.duckdb")]
