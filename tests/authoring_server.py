@@ -4,12 +4,11 @@ checks: the authoring pipeline's tests know exactly which draft the model "wrote
 from __future__ import annotations
 
 import json
-import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
-from susbench.agents.servers.base import ModelServer, ProtocolHandler, Refused, estimate_tokens, require
+from susbench.agents.servers.base import ModelServer, ProtocolHandler, Refused, require
+from susbench.agents.servers.chat import chat_completion
 
 Answer = Callable[[dict[str, Any]], str]
 
@@ -34,28 +33,8 @@ class ServedDrafts(ProtocolHandler):
         require(request, "model", "messages")
         if request.get("response_format") and not self.structured:
             raise Refused(400, "invalid_request_error", "response_format is not supported by this server")
-        content = self.answer_for(request)
-        prompt_tokens = estimate_tokens(request["messages"])
-        completion_tokens = estimate_tokens(content)
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
+        message = {"role": "assistant", "content": self.answer_for(request), "refusal": None}
+        return chat_completion(request, message, "stop")
 
 
 def draft_server(answer: Answer, structured: bool = True, api_key: str = "test-key") -> ModelServer:

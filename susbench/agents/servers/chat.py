@@ -147,25 +147,23 @@ class ChatCompletions(ProtocolHandler):
                 }
                 for name, arguments in calls
             ]
-        completion_tokens = estimate_tokens(message)
-        prompt_tokens = estimate_tokens(request["messages"])
-        return {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": None,
-                    "finish_reason": "tool_calls" if calls else "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-            "system_fingerprint": None,
-        }
+        return chat_completion(request, message, "tool_calls" if calls else "stop")
+
+
+def chat_completion(request: dict[str, Any], message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
+    """A chat completion answering `request` with one assistant `message`, as the API shapes it."""
+    completion_tokens = estimate_tokens(message)
+    prompt_tokens = estimate_tokens(request["messages"])
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request["model"],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+        "system_fingerprint": None,
+    }
