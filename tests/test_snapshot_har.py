@@ -23,6 +23,7 @@ from susbench.replayer.factory import replay_server
 from susbench.snapshot import Snapshot, import_warc, verify_snapshot
 from susbench.web import LocalWeb
 
+SVG = "image/svg+xml"
 PAGES = ("https://voltcart.test/", "https://voltcart.test/item/aero-14-laptop")
 
 
@@ -107,3 +108,41 @@ def test_a_har_that_is_not_one_names_the_file_and_field(tmp_path: Path) -> None:
     said = done.stdout + done.stderr
     assert done.returncode != 0 and "empty.har" in said and "not a HAR file" in said, said
     assert "Traceback" not in said, said
+
+
+def _entry(url: str, content: dict[str, object], headers: list[dict[str, str]]) -> dict[str, object]:
+    return {
+        "startedDateTime": "2026-12-01T10:00:00Z",
+        "request": {"method": "GET", "url": url, "headers": []},
+        "response": {"status": 200, "statusText": "OK", "headers": headers, "content": content},
+    }
+
+
+def test_an_entry_without_its_body_is_left_out_not_stored_empty(tmp_path: Path) -> None:
+    """Chromium's own favicon request may be recorded with no text, a size of 0 or -1 and perhaps a
+    Content-Length: the body is unknown, so the entry that kept it is the one replayed; a body the HAR
+    says is empty stays."""
+    icon = '<svg xmlns="http://www.w3.org/2000/svg"/>'
+    page = "<html><head><title>T</title></head><body>t</body></html>"
+    length = [{"name": "Content-Length", "value": str(len(icon))}]
+    har = tmp_path / "site.har"
+    entries = [
+        _entry("https://site.test/", {"size": len(page), "mimeType": "text/html", "text": page}, []),
+        _entry(
+            "https://site.test/favicon.svg",
+            {"size": len(icon), "mimeType": SVG, "text": icon},
+            length,
+        ),
+        _entry("https://site.test/favicon.svg", {"size": 0, "mimeType": SVG}, length),
+        _entry("https://site.test/favicon.svg", {"size": -1, "mimeType": SVG}, []),
+        _entry("https://site.test/empty", {"size": 0, "mimeType": "text/plain"}, []),
+    ]
+    har.write_text(json.dumps({"log": {"entries": entries}}), encoding="utf-8")
+    out = tmp_path / "site.wacz"
+    result = CliRunner().invoke(app, ["snapshot", "import", str(har), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    with Snapshot.open(out) as snapshot:
+        records = [entry for entry in snapshot.entries() if entry.url == "https://site.test/favicon.svg"]
+        assert [snapshot.read_response(entry).body for entry in records] == [icon.encode()]
+        (empty,) = [entry for entry in snapshot.entries() if entry.url == "https://site.test/empty"]
+        assert snapshot.read_response(empty).body == b""

@@ -4,8 +4,8 @@ WARC records, so `susbench snapshot import x.har` makes a snapshot of what the H
 Every entry with its response body becomes a response record and its request record, at the entry's
 own start time. A HAR stores bodies decoded, so the encodings it no longer has (Content-Encoding,
 Transfer-Encoding) are dropped and Content-Length is the body's; HTTP/2 pseudo-headers are dropped.
-Entries without a body the HAR kept (a size but no text), and failed requests (status 0), are left out
-and counted.
+Entries without a body the HAR kept (no text, yet a size or a Content-Length), and failed requests
+(status 0), are left out and counted.
 """
 
 from __future__ import annotations
@@ -98,10 +98,20 @@ def load_har(path: Path) -> HarFile:
         raise SnapshotError(f"{path}: not a HAR file: {where}: {first['msg']}") from None
 
 
-def _body(path: Path, index: int, content: HarContent) -> bytes | None:
-    """The response body as it was sent (decoded); None when the HAR did not keep it."""
+def _declared_length(response: HarResponse) -> int | None:
+    for header in response.headers:
+        if header.name.lower() == "content-length" and header.value.strip().isdigit():
+            return int(header.value)
+    return None
+
+
+def _body(path: Path, index: int, response: HarResponse) -> bytes | None:
+    """The response body as it was sent (decoded); None when the HAR did not keep it. Without text,
+    a body is empty only when the HAR says so (size 0) and the headers do not declare one: Chromium's
+    own requests (the favicon) are recorded with a size and a Content-Length but no text."""
+    content = response.content
     if content.text is None:
-        return b"" if content.size <= 0 else None
+        return b"" if content.size == 0 and not _declared_length(response) else None
     if content.encoding == "base64":
         try:
             return base64.b64decode(content.text, validate=True)
@@ -132,7 +142,7 @@ def write_har_warc(path: Path, out: Path) -> tuple[Path, int]:
         info = {"software": f"susbench {__version__}", "format": "WARC File Format 1.1", "source": path.name}
         writer.write_record(writer.create_warcinfo_record(out.name, info))
         for index, entry in enumerate(har.log.entries):
-            body = _body(path, index, entry.response.content)
+            body = _body(path, index, entry.response)
             url = entry.request.url.split("#", 1)[0]
             if body is None or entry.response.status <= 0 or not url.startswith(("http://", "https://")):
                 left_out += 1
