@@ -22,6 +22,8 @@ from susbench.web.catalog import Product, SiteSpec, load_catalog, specs
 from susbench.web.edition import Edition
 from susbench.web.render import CartLine, View
 
+# The visitor's cart session lives server-side under this cookie.
+SESSION_COOKIE = "sid"
 CHECKOUT_FIELDS = {
     "name": "Enter your full name",
     "email": "Enter a valid email address",
@@ -124,7 +126,7 @@ class WebApp:
             page = render.unknown_host(host, sorted(self.specs))
             return Response.html(page, HTTPStatus.NOT_FOUND)
         edition = self.editions[host]
-        sid = request.cookies.get("sid", "")
+        sid = request.cookies.get(SESSION_COOKIE, "")
         with self._lock:
             session = self._sessions.get(sid)
         response = self._route(request, edition, session)
@@ -148,7 +150,7 @@ class WebApp:
 
     def _session(self, request: Request, host: str, response: Response) -> Session:
         """The visitor's session, created (with its cookie) on the first cart action."""
-        sid = request.cookies.get("sid", "")
+        sid = request.cookies.get(SESSION_COOKIE, "")
         with self._lock:
             if sid in self._sessions:
                 return self._sessions[sid]
@@ -156,7 +158,7 @@ class WebApp:
         session = Session()
         with self._lock:
             self._sessions[sid] = session
-        response.headers.append(("Set-Cookie", f"sid={sid}; Path=/; HttpOnly; SameSite=Lax"))
+        response.headers.append(("Set-Cookie", f"{SESSION_COOKIE}={sid}; Path=/; HttpOnly; SameSite=Lax"))
         return session
 
     def _route(self, request: Request, ed: Edition, session: Session | None) -> Response:
@@ -270,7 +272,7 @@ class WebApp:
             return Response.html(page, HTTPStatus.UNPROCESSABLE_ENTITY)
         prefix = "".join(word[0] for word in ed.spec.name.replace("The ", "").split()).upper()
         order_id = f"{prefix[:2]:X<2}-{self._token('order', ed.spec.host)[:8].upper()}"
-        sid = request.cookies.get("sid", "")
+        sid = request.cookies.get(SESSION_COOKIE, "")
         with self._lock:
             self._orders[order_id] = Order(ed.spec.host, view.cart, form["email"])
             if sid in self._sessions:

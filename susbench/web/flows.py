@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import Page
 
 from susbench.core.models import Injection
+from susbench.web.app import SESSION_COOKIE
 from susbench.web.catalog import specs
 
 PAGES_NEEDING_A_CART = ("/cart", "/checkout")
@@ -15,7 +16,10 @@ GENERIC_EXAMPLE = "https://voltcart.test/item/aero-14-laptop"
 
 
 def fill_cart(page: Page, host: str) -> None:
-    """Put the site's first priced item into the cart, so /cart and /checkout show their real content."""
+    """Put the site's first priced item into an empty cart, so /cart and /checkout show their real
+    content, and the same content however often a browser did it before (the pattern's place on the
+    page does not drift down a line per earlier visit)."""
+    page.context.clear_cookies(name=SESSION_COOKIE, domain=host)
     spec = specs()[host]
     product = next((item for item in spec.products if item.price > 0), spec.products[0])
     page.goto(f"https://{host}/{spec.detail}/{product.slug}")
