@@ -20,20 +20,9 @@ from tests.hostile_cases import HostileCase, host_look, load_cases, run_case
 pytestmark = pytest.mark.e2e
 
 CASES = load_cases()
-# An open race, not fixed yet (docs/hostile-round-two.md): when a careful decline lands just before
-# the page's own reload, its report may not reach the service worker before the document unloads,
-# and the redrawn pattern is still ticked. Seen in 2 of 105 runs, and 1 of 105 in a fresh-clone run.
-OPEN_RACE = pytest.mark.xfail(
-    reason="open race: a decline just before the page's reload can be lost (reload-replace)", strict=False
-)
 
 
-def _param(case: HostileCase, clicks: ClickMode) -> object:
-    racing = case.quirk == "reload-replace" and case.operator == "careful"
-    return pytest.param(case, clicks, id=case.name(clicks), marks=[OPEN_RACE] if racing else [])
-
-
-@pytest.mark.parametrize(("case", "clicks"), [_param(case, clicks) for case, clicks in CASES])
+@pytest.mark.parametrize(("case", "clicks"), CASES, ids=[case.name(clicks) for case, clicks in CASES])
 def test_the_page_cannot_bend_the_outcome(
     ext_session: BrowserSession,
     bridge: ExtensionBridge,

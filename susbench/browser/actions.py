@@ -141,9 +141,12 @@ def perform_step(page: Page, step: Step, timeout_ms: float, clicks: ClickMode = 
         raise StepFailed(str(exc).splitlines()[0]) from None
 
 
-def _click_element_at(page: Page, x: float, y: float, timeout_ms: float) -> None:
+def _click_element_at(page: Page, x: float, y: float, timeout_ms: float) -> bool:
     """An element click on whatever the browser shows at (x, y), at that point: the element found by the
-    browser's hit test, scrolled into view, clicked once it stands still and the point still lands on it."""
+    browser's hit test, scrolled into view, clicked once it stands still and the point still lands on it.
+
+    False when the element left the document before it could be clicked (the page reloaded or redrew
+    it): the caller looks for it again, as a person whose target vanished would."""
     deadline = time.monotonic() + timeout_ms / 1000
     node = node_at(page, x, y)
     box = node_box(page, node) if node is not None else None
@@ -156,12 +159,14 @@ def _click_element_at(page: Page, x: float, y: float, timeout_ms: float) -> None
         before = node_box(page, node)
         page.wait_for_timeout(POLL_MS)
         box = node_box(page, node)
-        if box is not None and box == before:
+        if before is None or box is None:
+            return False
+        if box == before:
             point = (box["x"] + offset[0], box["y"] + offset[1])
             hit = node_at(page, *point)
             if hit is not None and contains(world, node, hit):
                 page.mouse.click(*point)
-                return
+                return True
         if time.monotonic() >= deadline:
             raise StepFailed(f"the element at ({x:.0f}, {y:.0f}) did not stand still under the pointer")
 
@@ -180,12 +185,12 @@ def click_choice(
         if match is not None and match.visible:
             if clicks == "coordinates":
                 page.mouse.click(*match.center)
-            else:
-                try:
-                    _click_element_at(page, *match.center, 1000 * max(deadline - time.monotonic(), 1.0))
-                except PlaywrightError as exc:
-                    raise StepFailed(str(exc).splitlines()[0]) from None
-            return match
+                return match
+            try:
+                if _click_element_at(page, *match.center, 1000 * max(deadline - time.monotonic(), 1.0)):
+                    return match
+            except PlaywrightError as exc:
+                raise StepFailed(str(exc).splitlines()[0]) from None
         if time.monotonic() >= deadline:
             return None
         page.wait_for_timeout(POLL_MS)
