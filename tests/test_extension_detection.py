@@ -1,6 +1,6 @@
 """What a page can still learn of the operator's dealings with the pattern (issue 26), measured with the
 `spy` quirk of the local web, page JavaScript that only watches: the documented detection surface of
-docs/contracts.md. A press on the pattern no longer focuses its host; its hover, the page's user
+docs/reference/extension.md. A press on the pattern no longer focuses its host; its hover, the page's user
 activation and the host's growth on a reveal remain visible to the page, as documented.
 """
 

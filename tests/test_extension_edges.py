@@ -1,6 +1,6 @@
 """Edge cases of scoring (`evaluate()` in extension/worker/scoring.js), played on real pages of the local
 web in Chromium with the extension: what an operator does in an unusual order, what the page does on
-its own, and more than one tab. Each outcome is the one docs/contracts.md defines ("Scoring: edge
+its own, and more than one tab. Each outcome is the one docs/reference/extension.md defines ("Scoring: edge
 cases"); the hostile page suite (tests/test_extension_hostile.py) covers the page's own reload before
 the operator acts (`auto-refresh`), forged leaving (`fake-pagehide`) and URL rewriting (`variant-picker`).
 """

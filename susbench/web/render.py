@@ -1,4 +1,4 @@
-"""The one template engine behind every site: the shared page anatomy of docs/contracts.md.
+"""The one template engine behind every site: the shared page anatomy of docs/reference/web.md.
 
 Pages are built from small functions returning HTML strings; all text is escaped here. Drift
 (renamed classes, the moved search form) is applied through the `Edition`, never per site.
