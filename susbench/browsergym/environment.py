@@ -25,7 +25,9 @@ from susbench.core.paths import cache_dir
 
 REQUIREMENTS = ("browsergym-core==0.14.3", "browsergym-experiments==0.14.3")
 PACKAGE = Path(__file__).with_name("package")
+# Both also named in package/susbench_browsergym/host.py, which runs in the other virtualenv.
 HOST_FILE = "susbench-host.json"
+PYTHON_VARIABLE = "SUSBENCH_PYTHON"
 READY_MARK = ".susbench-ready"
 
 
@@ -38,8 +40,9 @@ def python_in(folder: Path) -> Path:
 
 
 def _fingerprint() -> str:
-    """What the virtualenv was made from: the requirements and our package's sources."""
-    digest = hashlib.sha256()
+    """What the virtualenv was made from: the requirements, our package's sources and the install it
+    serves (so installing from a second checkout re-points `susbench-host.json` at that one)."""
+    digest = hashlib.sha256(sys.executable.encode() + b"\0")
     for path in sorted([*PACKAGE.rglob("*.py"), PACKAGE / "pyproject.toml"]):
         digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
     return f"{' '.join(REQUIREMENTS)} {digest.hexdigest()[:16]}"
