@@ -19,12 +19,7 @@ from susbench import __version__
 from susbench.catalog.injections import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller.environment import WorkerSetup
-from susbench.controller.identity import (
-    RunIdentity,
-    RunInputs,
-    resume_notice,
-    task_catalog_sha256,
-)
+from susbench.controller.identity import resume_notice, task_catalog_sha256
 from susbench.controller.journal import run_record
 from susbench.controller.options import (
     BrowserFacts,
@@ -39,6 +34,7 @@ from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.stopping import stop_signal
 from susbench.controller.traffic import live_upstream
 from susbench.core.digests import tree_sha256
+from susbench.core.identity import RunIdentity, RunInputs
 from susbench.core.models import Injection, OutcomeKind, PageLook, Task
 from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
 from susbench.operators import endpoint_notice
