@@ -99,14 +99,11 @@ def row(name: str, values: list[float], unit: str) -> str:
 
 def same_identity(first: dict[str, Any], second: dict[str, Any]) -> bool:
     """Whether the second run's identity, with the first run's base URL, is the first run's."""
-    from susbench.controller import RunIdentity
+    from susbench.core.identity import RunIdentity
 
-    fields = {k: v for k, v in second["config"].items() if k in RunIdentity.model_fields}
-    fields["operator_settings"] = {
-        **fields["operator_settings"],
-        "base_url": first["config"]["operator_settings"]["base_url"],
-    }
-    return RunIdentity.model_validate(fields).run_id() == first["run_id"]
+    identity = RunIdentity.from_config(second["config"])
+    settings = {**identity.operator_settings, "base_url": first["config"]["operator_settings"]["base_url"]}
+    return identity.model_copy(update={"operator_settings": settings}).run_id() == first["run_id"]
 
 
 def report(runs: list[dict[str, Any]]) -> str:

@@ -109,10 +109,6 @@ class RecordingProxy:
         return self._warc.log
 
     @property
-    def warc_path(self) -> Path | None:
-        return self._warc.writer.path if self._warc.writer else None
-
-    @property
     def spki(self) -> str:
         """SPKI pin of mitmproxy's CA key, which is also the key of every leaf it issues."""
         return mitmproxy_ca_pin(mitmproxy_confdir())

@@ -15,8 +15,13 @@ import duckdb
 import pytest
 
 from susbench.agents.demonstration import DemonstrationSet
+from susbench.controller import RunOptions, run_identity
+from susbench.controller.journal import run_record
+from susbench.controller.options import BrowserFacts
 from susbench.core.errors import SusbenchError
+from susbench.core.identity import RunIdentity, RunInputs, StudyRun
 from susbench.core.models import Episode, Outcome, OutcomeKind
+from susbench.operators import OperatorSettings
 from susbench.results.bundle import MANIFEST_NAME, ResultManifest, bundle_episodes, export_bundle, read_bundle
 from susbench.results.store import EpisodeRecord, RunRecord, RunSettings, Store
 from tests.fixtures.agents import KEY_VARIABLE, run_agent
@@ -133,21 +138,18 @@ def test_export_writes_a_manifest_of_every_run(tmp_path: Path) -> None:
     assert [item.name for item in manifest.files] == [path.name for path in written[:-1]]
     assert {item.name: item.rows for item in manifest.files}["episodes.parquet"] == 5
     careful, agent = manifest.runs
-    assert (careful.run_id, careful.operator, careful.seed, careful.control_rate) == (
-        "run-careful",
-        "careful",
-        3,
-        0.25,
-    )
-    assert careful.inputs.model_dump() == DIGESTS
+    assert careful.identity is not None and agent.identity is not None
+    assert careful.run_id == "run-careful"
+    assert careful.identity == RunIdentity.from_config(identity("careful"))
+    assert careful.identity.model_dump(mode="json", include=set(DIGESTS)) == DIGESTS
+    assert careful.other_config == {}  # the snapshot's path is in `snapshot`
     assert careful.snapshot is not None and careful.snapshot.id == "shop-2026"
     assert careful.snapshot.path == "/data/shop.wacz"
     assert careful.settings == RunSettings(replay_mode="proxy", step_timeout_s=9.0)
     assert (careful.tasks, careful.repeats, careful.episodes) == (("pizza-a", "pizza-b"), 2, 4)
     assert careful.outcomes == {"avoided": 4} and careful.git_hash == "0123abc"
     assert careful.versions == {"susbench": "0.1.0", "duckdb": "1.1"}
-    assert agent.operator_settings == AGENT_SETTINGS and agent.settings is None
-    assert agent.identity()["operator_settings"] == AGENT_SETTINGS
+    assert agent.identity.operator_settings == AGENT_SETTINGS and agent.settings is None
     episodes = bundle_episodes(out, "run-careful")
     assert [(e.task_id, e.repeat, e.seed, e.outcome, e.steps) for e in episodes] == [
         ("pizza-a", 0, 1000, OutcomeKind.AVOIDED, 5),
@@ -155,6 +157,72 @@ def test_export_writes_a_manifest_of_every_run(tmp_path: Path) -> None:
         ("pizza-b", 0, 1000, OutcomeKind.AVOIDED, 5),
         ("pizza-b", 1, 1001, OutcomeKind.AVOIDED, 5),
     ]
+
+
+IMAGE = BrowserFacts(
+    kind="container", image="localhost/susbench-browser:test", image_id="sha256:beef", chromium="156.0.1"
+)
+
+
+def container_study_identity() -> RunIdentity:
+    """A run asked for the way the controller pins it, with every identity field set: a container
+    browser, a study's participant, an agent's settings, a seed and a control share."""
+    options = RunOptions(
+        operator="openai-chat",
+        operator_settings=OperatorSettings(model="gpt-test", observation="som"),
+        seed=7,
+        control_rate=0.5,
+        browser="container",
+        image=IMAGE.image,
+        study=StudyRun(study="study-1", participant="p-01"),
+    )
+    return run_identity(options, RunInputs.model_validate(DIGESTS), IMAGE)
+
+
+def test_the_bundle_keeps_every_identity_field(tmp_path: Path) -> None:
+    """A container run of a study exported and read back: its identity field for field, so its id
+    recomputes; the image's id, outside the identity, in other_config."""
+    pinned = container_study_identity()
+    db, out = tmp_path / "r.duckdb", tmp_path / "bundle"
+    with Store(db) as store:
+        store.add_run(run_record(pinned, None, IMAGE))
+        export_bundle(store, out)
+    (run,) = read_bundle(out).runs
+    written = json.loads((out / MANIFEST_NAME).read_text())["runs"][0]["identity"]
+    assert set(written) == set(RunIdentity.model_fields)
+    assert run.identity == pinned and run.run_id == pinned.run_id() == run.identity.run_id()
+    assert (run.identity.browser, run.identity.image, run.identity.image_chromium) == (
+        "container",
+        "localhost/susbench-browser:test",
+        "156.0.1",
+    )
+    assert run.identity.study == StudyRun(study="study-1", participant="p-01")
+    assert run.other_config == {"image_id": "sha256:beef"}
+
+
+def test_a_run_stored_before_input_digests_exports_without_an_identity(tmp_path: Path) -> None:
+    db, out = tmp_path / "r.duckdb", tmp_path / "bundle"
+    legacy = {key: value for key, value in identity("careful").items() if key not in DIGESTS}
+    with Store(db) as store:
+        store.add_run(RunRecord(run_id="run-legacy", config=legacy, seed=3, host="h", started_at=T0))
+        export_bundle(store, out)
+    (run,) = read_bundle(out).runs
+    assert run.identity is None
+    assert run.other_config == {key: value for key, value in legacy.items() if key != "snapshot"}
+
+
+def test_a_bundle_of_the_first_format_is_refused_by_name(tmp_path: Path) -> None:
+    db, out = tmp_path / "r.duckdb", tmp_path / "bundle"
+    fill(db)
+    with Store(db, read_only=True) as store:
+        export_bundle(store, out)
+    data = json.loads((out / MANIFEST_NAME).read_text())
+    (out / MANIFEST_NAME).write_text(json.dumps({**data, "format": "susbench-results/1"}))
+    with pytest.raises(SusbenchError) as caught:
+        read_bundle(out)
+    message = str(caught.value)
+    assert f"{out / MANIFEST_NAME}: field 'format' is 'susbench-results/1'" in message
+    assert "expected 'susbench-results/2'" in message and "susbench results export" in message
 
 
 def test_no_environment_secret_reaches_the_bundle(tmp_path: Path) -> None:
@@ -189,9 +257,10 @@ def test_a_real_agent_run_exports_its_settings_but_never_its_key(
     with Store(run.db, read_only=True) as store:
         export_bundle(store, out)
     (agent,) = read_bundle(out).runs
-    assert (agent.operator, agent.tasks, agent.episodes) == ("openai-chat", (task,), 1)
-    assert agent.operator_settings["model"] == "scripted-test"
-    assert agent.operator_settings["config"] == {"api_key_env": KEY_VARIABLE}
+    assert agent.identity is not None
+    assert (agent.identity.operator, agent.tasks, agent.episodes) == ("openai-chat", (task,), 1)
+    assert agent.identity.operator_settings["model"] == "scripted-test"
+    assert agent.identity.operator_settings["config"] == {"api_key_env": KEY_VARIABLE}
     assert {item.name for item in read_bundle(out).files} >= {"steps.parquet", "episodes.parquet"}
     assert_nowhere(agent_key, out)
 
@@ -252,11 +321,11 @@ def test_a_changed_or_damaged_bundle_is_refused_by_name(tmp_path: Path) -> None:
     ):
         read_bundle(out)
     data = json.loads(original)
-    data["runs"][0]["control_rate"] = "a quarter"
+    data["runs"][0]["identity"]["control_rate"] = "a quarter"
     manifest_path.write_text(json.dumps(data))
     with pytest.raises(SusbenchError) as caught:
         read_bundle(out)
-    assert "field 'runs.0.control_rate'" in str(caught.value) and "errors.pydantic.dev" not in str(
+    assert "field 'runs.0.identity.control_rate'" in str(caught.value) and "errors.pydantic.dev" not in str(
         caught.value
     )
     with pytest.raises(SusbenchError, match=r"no run\.json there"):

@@ -1,5 +1,6 @@
 """`susbench run --browser container` end to end: the controller's workers in warm browser containers,
-outcomes into DuckDB, and an image built from other catalogs refused before any episode."""
+outcomes into DuckDB, a bundle of such a run reproduced in a container again, and an image built from
+other catalogs refused before any episode."""
 
 from __future__ import annotations
 
@@ -25,15 +26,19 @@ TASKS = "threadline-tee-size-s-cart,voltcart-laptop-cart,threadline-scarf-cart"
 EXPECTED = {"naive": "not_avoided", "careful": "avoided"}
 
 
-def susbench_run(db: Path, operator: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "susbench", "run", "--browser", "container", "--image", DEFAULT_IMAGE]
+def susbench(*arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*command, "--tasks", TASKS, "--operator", operator, "--db", str(db)],
+        [sys.executable, "-m", "susbench", *arguments],
         capture_output=True,
         text=True,
         timeout=CONTAINER_TIMEOUT_S,
         check=False,
     )
+
+
+def susbench_run(db: Path, operator: str) -> subprocess.CompletedProcess[str]:
+    container = ("--browser", "container", "--image", DEFAULT_IMAGE)
+    return susbench("run", *container, "--tasks", TASKS, "--operator", operator, "--db", str(db))
 
 
 def test_run_with_the_container_browser_stores_every_outcome(
@@ -61,6 +66,39 @@ def test_run_with_the_container_browser_stores_every_outcome(
         assert (recorded["browser"], recorded["image"]) == ("container", DEFAULT_IMAGE)
         assert recorded["image_chromium"] == browser_image.labels[LABEL_CHROMIUM]
         assert recorded["image_id"] == browser_image.id
+
+
+def test_a_bundle_of_a_container_run_reproduces_in_a_container(
+    browser_image: ImageInfo, bundled_snapshot: Path, tmp_path: Path
+) -> None:
+    """Exported and re-run through the command line: the re-run's episodes ran in the same image, so
+    under the bundle run's identity and id, and every outcome matches the stored one."""
+    db, bundle, rerun = tmp_path / "container.duckdb", tmp_path / "bundle", tmp_path / "rerun.duckdb"
+    ran = susbench_run(db, "careful")
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    exported = susbench("results", "export", "--parquet", str(bundle), "--db", str(db))
+    assert exported.returncode == 0, exported.stderr[-2000:]
+    again = ("--snapshot", str(bundled_snapshot), "--db", str(rerun), "--parallel", "1", "--json")
+    reproduced = susbench("reproduce", str(bundle), *again)
+    assert reproduced.returncode == 0, (reproduced.stdout + reproduced.stderr)[-3000:]
+    result = json.loads(reproduced.stdout)
+    (check,) = result["runs"]
+    assert result["reproduced"] and (result["matched"], result["checked"]) == (3, 3)
+    assert check["rerun_id"] == check["run_id"] and check["changed_inputs"] == [] and not result["forced"]
+    with Store(rerun, read_only=True) as store:
+        _, runs = store.query("SELECT run_id, config, versions FROM runs")
+        _, episodes = store.query("SELECT count(*) FROM episodes")
+        _, site_misses = store.query("SELECT count(*) FROM requests WHERE miss AND url LIKE '%.test/%'")
+    ((run_id, config, versions),) = runs
+    recorded = json.loads(config)
+    assert run_id == check["run_id"] and episodes == [(3,)] and site_misses == [(0,)]
+    assert (recorded["browser"], recorded["image"], recorded["image_id"]) == (
+        "container",
+        DEFAULT_IMAGE,
+        browser_image.id,
+    )
+    chromium = browser_image.labels[LABEL_CHROMIUM]
+    assert recorded["image_chromium"] == json.loads(versions)["chromium"] == chromium  # not the host's
 
 
 def test_an_image_with_another_extension_is_refused(

@@ -9,12 +9,13 @@ import pytest
 
 from susbench.catalog.injections import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks, select_tasks, task_types
-from susbench.controller import RunInputs, RunOptions, episode_key, plan_episodes, run_benchmark, run_identity
+from susbench.controller import RunOptions, episode_key, plan_episodes, run_benchmark, run_identity
 from susbench.controller.identity import resume_notice, task_catalog_sha256
 from susbench.controller.journal import run_record
 from susbench.controller.options import BrowserFacts, check_options
 from susbench.core.digests import tree_sha256
 from susbench.core.errors import InputError, SusbenchError
+from susbench.core.identity import ASKED, RunInputs
 from susbench.core.models import PATTERN_TYPES, Injection, Task
 from susbench.operators import BASELINES, OPERATORS, make_operator, register_operator
 from susbench.operators.scripted import ScriptedOperator
@@ -209,7 +210,7 @@ def test_resume_says_why_it_started_fresh(tmp_path: Path) -> None:
         store.add_run(run_record(new, None))
         assert resume_notice(new, store.stored_runs()) is None  # resuming itself
     other = run_identity(asked.model_copy(update={"seed": 9}), INPUTS)
-    before_digests = {name: other.model_dump(mode="json")[name] for name in (*other.ASKED, "snapshot_sha256")}
+    before_digests = {name: other.model_dump(mode="json")[name] for name in (*ASKED, "snapshot_sha256")}
     with Store(tmp_path / "legacy.duckdb") as store:
         store.add_run(
             run_record(other, None).model_copy(update={"run_id": "run-legacy", "config": before_digests})

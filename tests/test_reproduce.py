@@ -14,6 +14,7 @@ import sys
 import zipfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -21,14 +22,18 @@ import pytest
 from susbench.cli.main import main
 from susbench.controller import RunOptions, default_snapshot, run_benchmark, run_identity
 from susbench.controller.journal import run_record
-from susbench.controller.options import snapshot_facts
-from susbench.controller.reproduce import Reproduction, reproduce_bundle
+from susbench.controller.options import BrowserFacts, snapshot_facts
+from susbench.controller.reproduce import Reproduction, reproduce_bundle, rerun_options
 from susbench.controller.run import load_materials
 from susbench.core.errors import SusbenchError
+from susbench.core.identity import RunInputs, StudyRun
 from susbench.core.models import Episode, Outcome, OutcomeKind
-from susbench.results.bundle import export_bundle
-from susbench.results.store import EpisodeRecord, Store
+from susbench.results.bundle import export_bundle, read_bundle
+from susbench.results.store import EpisodeRecord, RunRecord, Store
 
+IMAGE = BrowserFacts(
+    kind="container", image="localhost/susbench-browser:test", image_id="sha256:beef", chromium="156.0.1"
+)
 LAPTOP = "voltcart-laptop-cart"  # carries one preselection injection
 TASKS = f"threadline-scarf-cart,{LAPTOP},taskflow-storage-checkout"
 BASELINES = ("naive", "careful", "random")
@@ -44,13 +49,19 @@ def cli(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> int:
     return 0
 
 
-def one_episode_bundle(tmp_path: Path, **changed_inputs: str) -> Path:
-    """A bundle of one stored careful episode whose run recorded today's inputs, or changed ones."""
+def one_episode_bundle(
+    tmp_path: Path,
+    browser: BrowserFacts | None = None,
+    asked: dict[str, Any] | None = None,
+    **changed_inputs: str,
+) -> Path:
+    """A bundle of one stored careful episode whose run recorded today's inputs, or changed ones;
+    asked for as `asked` says, in `browser`."""
     db = tmp_path / "original.duckdb"
-    options = RunOptions(operator="careful", tasks="voltcart-laptop-cart", db=db)
+    options = RunOptions(operator="careful", tasks="voltcart-laptop-cart", db=db, **(asked or {}))
     facts = snapshot_facts(options)
     inputs = load_materials(options, facts).inputs.model_copy(update=changed_inputs)
-    identity = run_identity(options, inputs)
+    identity = run_identity(options, inputs, browser)
     episode = Episode(
         id="ep-1",
         run_id=identity.run_id(),
@@ -66,7 +77,7 @@ def one_episode_bundle(tmp_path: Path, **changed_inputs: str) -> Path:
     )
     started = datetime.now(UTC)
     with Store(db) as store:
-        store.add_run(run_record(identity, facts))
+        store.add_run(run_record(identity, facts, browser))
         store.write_episode(
             EpisodeRecord(
                 episode=episode,
@@ -121,6 +132,45 @@ def test_the_original_database_is_not_a_reproduction(tmp_path: Path) -> None:
     bundle = one_episode_bundle(tmp_path)
     with pytest.raises(SusbenchError, match="holds the bundle's own runs"):
         reproduce_bundle(bundle, default_snapshot(), tmp_path / "original.duckdb")
+
+
+def test_a_container_runs_options_carry_its_browser_and_image_back(tmp_path: Path) -> None:
+    """Everything the run's identity says was asked comes back as its re-run's options, so with the
+    same image here the re-run has the bundle run's identity, and so its id."""
+    asked = {
+        "seed": 5,
+        "control_rate": 0.5,
+        "browser": "container",
+        "image": IMAGE.image,
+        "study": StudyRun(study="study-1", participant="p-01"),
+    }
+    (run,) = read_bundle(one_episode_bundle(tmp_path, IMAGE, asked)).runs
+    assert run.identity is not None
+    options = rerun_options(run, default_snapshot(), tmp_path / "rerun.duckdb", 2)
+    assert (options.browser, options.image, options.study) == ("container", IMAGE.image, asked["study"])
+    assert (options.seed, options.control_rate, options.tasks) == (5, 0.5, "voltcart-laptop-cart")
+    inputs = RunInputs.model_validate(run.identity.model_dump(include=set(RunInputs.model_fields)))
+    assert run_identity(options, inputs, IMAGE) == run.identity
+    assert run_identity(options, inputs, IMAGE).run_id() == run.run_id
+    (tmp_path / "local").mkdir()
+    (local,) = read_bundle(one_episode_bundle(tmp_path / "local")).runs
+    again = rerun_options(local, default_snapshot(), tmp_path / "local.duckdb", 2)
+    assert (again.browser, again.image, again.study) == ("local", None, None)
+
+
+def test_a_run_stored_before_input_digests_is_skipped_by_name(tmp_path: Path) -> None:
+    config = {"operator": "careful", "mode": "snapshot", "live_resolve": [], "seed": 0, "control_rate": 0.0}
+    started = datetime.now(UTC)
+    with Store(tmp_path / "old.duckdb") as store:
+        store.add_run(RunRecord(run_id="run-old", config=config, seed=0, host="h", started_at=started))
+        export_bundle(store, tmp_path / "bundle")
+    rerun = tmp_path / "rerun.duckdb"
+    with pytest.raises(SusbenchError) as caught:
+        reproduce_bundle(tmp_path / "bundle", default_snapshot(), rerun)
+    assert "no snapshot run to re-run; run-old: stored before run identities held input digests" in str(
+        caught.value
+    )
+    assert not rerun.exists()
 
 
 @pytest.fixture(scope="module")

@@ -90,4 +90,4 @@ def test_a_live_run_without_live_date_stores_the_date_served(tmp_path: Path) -> 
     exported = susbench("results", "export", "--parquet", "bundle", "--db", "r.duckdb", cwd=tmp_path, env=env)
     assert exported.returncode == 0, exported.stderr
     manifest = json.loads((tmp_path / "bundle" / "run.json").read_text())
-    assert [run["live_date"] for run in manifest["runs"]] == [today]
+    assert [run["identity"]["live_date"] for run in manifest["runs"]] == [today]

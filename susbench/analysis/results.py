@@ -15,9 +15,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
+from susbench.core.identity import BROWSER_FIELDS, RunIdentity
 from susbench.core.models import Frozen, OutcomeKind
-from susbench.results.store import Store, canonical_json
+from susbench.results.store import Store
 
 # Config fields that say who operated (an agent's settings too: its model, server, budgets), or how a
 # run was seeded (a study's participant among them): compared or replicated inside a group, never a
@@ -25,8 +27,8 @@ from susbench.results.store import Store, canonical_json
 WITHIN_GROUP_FIELDS = frozenset(
     {"operator", "operator_settings", "seed", "control_rate", "snapshot", "image_id", "study"}
 )
-# Config fields added after runs were first stored, with the value those older runs had.
-ADDED_LATER = {"browser": "local", "image": None, "image_chromium": None}
+# Config fields added after runs were first stored, with the value those older runs had (a local browser).
+ADDED_LATER = {name: RunIdentity.model_fields[name].default for name in BROWSER_FIELDS}
 # Config fields that are part of an operator's identity (agents: which model, what it observes).
 OPERATOR_FIELDS = ("model", "observation")
 

@@ -1,6 +1,6 @@
 """The controller: plans a run's episodes, runs each in a fresh browser on an executor, stores them.
 
-options.py      what was asked, checked once           identity.py  which invocations are one run
+options.py      what was asked, checked once           identity.py  episode keys, why a run starts fresh
 planning.py     episodes and their seeded choices       pool.py      the local worker processes
 episode.py      one episode in one browser              traffic.py   replay or live, per episode
 journal.py      the run's reproducibility record        run.py       the orchestration
@@ -8,7 +8,7 @@ budget.py       the operator's time budget, in the worker
 browsers.py     a worker's browsers: local, or a warm container
 """
 
-from susbench.controller.identity import RunIdentity, RunInputs, episode_key
+from susbench.controller.identity import episode_key
 from susbench.controller.options import RunOptions, default_snapshot
 from susbench.controller.planning import EpisodeJob, plan_episodes
 from susbench.controller.pool import EpisodeExecutor, ExecutorFactory, LocalProcessPool
@@ -19,8 +19,6 @@ __all__ = [
     "EpisodeJob",
     "ExecutorFactory",
     "LocalProcessPool",
-    "RunIdentity",
-    "RunInputs",
     "RunObserver",
     "RunOptions",
     "RunSummary",

@@ -1,108 +1,19 @@
-"""Run identity: which invocations are the same run (and so resume it) and which start a new one.
-
-An identity is what was asked (operator, mode, seed, control share, live upstream, browser and
-image; in a study, the study and the participant) plus digests of every input an outcome depends
-on (snapshot, task catalog, injection catalog, built extension, package version, the browser
-image's Chromium). Asking for more tasks
-or more repeats later extends the same run; changing any input starts a new run, and
-`resume_notice` says which input changed.
+"""Which invocations are one run: episode keys, the task catalog's digest, and why a run started
+fresh although one asked for the same way is stored. The identity itself (`RunIdentity`) is
+declared in `susbench.core.identity`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from datetime import date
-from typing import Any, ClassVar
 
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
-from susbench.core.models import BrowserKind, Frozen, Mode, Task
-from susbench.results.store import StoredRun, canonical_json
-
-INPUT_LABELS = {
-    "snapshot_sha256": "snapshot",
-    "task_catalog_sha256": "task catalog",
-    "injection_catalog_sha256": "injection catalog",
-    "extension_sha256": "built extension",
-    "susbench_version": "package version",
-    "image_chromium": "Chromium in the browser image",
-}
-BROWSER_FIELDS = frozenset({"browser", "image", "image_chromium"})
-
-
-class StudyRun(Frozen):
-    """Whose episodes a study's run holds: one participant's of one study (their practice in a run
-    of its own), so no other run, study or participant ever resumes, or is resumed as, theirs."""
-
-    study: str = Field(min_length=1, description="a digest of what defines the study")
-    participant: str = Field(min_length=1)
-    practice: bool = False
-
-
-class RunInputs(Frozen):
-    """Digests of everything besides the request that decides what an episode means."""
-
-    snapshot_sha256: str | None
-    task_catalog_sha256: str
-    injection_catalog_sha256: str
-    extension_sha256: str
-    susbench_version: str
-
-
-class RunIdentity(RunInputs):
-    """The fields that make two invocations the same run (so the second one resumes the first):
-    the input digests plus what was asked.
-
-    The task selector and the repeat count are left out on purpose: asking for more tasks or more
-    repeats later extends the same run instead of starting another.
-    """
-
-    ASKED: ClassVar[tuple[str, ...]] = (
-        "operator",
-        "operator_settings",
-        "mode",
-        "live_resolve",
-        "live_date",
-        "seed",
-        "control_rate",
-        "browser",
-        "image",
-        "study",
-    )
-
-    operator: str
-    operator_settings: dict[str, Any] = {}
-    mode: Mode
-    live_resolve: tuple[str, ...]
-    live_date: date | None = None
-    seed: int
-    control_rate: float
-    browser: BrowserKind = "local"
-    image: str | None = None
-    image_chromium: str | None = None
-    study: StudyRun | None = None
-
-    def run_id(self) -> str:
-        """A digest of every field, less those whose value is what runs stored before the field
-        existed had: an operator without settings (the baselines), a local run's browser fields, and
-        no study; so those runs keep their ids and resume."""
-        unset = set() if self.operator_settings else {"operator_settings"}
-        if self.study is None:
-            unset.add("study")
-        if self.browser == "local":
-            unset |= BROWSER_FIELDS
-        dumped = self.model_dump(mode="json", exclude=unset)
-        return "run-" + hashlib.sha256(canonical_json(dumped).encode()).hexdigest()[:16]
-
-    def asked(self) -> dict[str, object]:
-        dumped = self.model_dump(mode="json")
-        return {name: dumped[name] for name in self.ASKED}
-
-    @classmethod
-    def stored_config(cls, config: dict[str, object], name: str) -> object:
-        """A field of a stored run's config; runs stored before a field existed had its default."""
-        return config.get(name, cls.model_fields[name].default)
+from susbench.core.digests import canonical_json
+from susbench.core.identity import INPUT_LABELS, RunIdentity
+from susbench.core.models import Task
+from susbench.results.store import StoredRun
 
 
 def episode_key(run_id: str, task_id: str, repeat: int) -> str:
@@ -132,9 +43,7 @@ def resume_notice(identity: RunIdentity, stored: Sequence[StoredRun]) -> str | N
     previous = alike[-1]
     reused = f"its {previous.episodes} stored episodes are not reused"
     try:
-        before = RunIdentity.model_validate(
-            {k: v for k, v in previous.config.items() if k in RunIdentity.model_fields}
-        )
+        before = RunIdentity.from_config(previous.config)
     except ValidationError:
         return (
             f"started {run_id} fresh: {previous.run_id} in this database was asked for the same way but was "

@@ -10,9 +10,9 @@ from importlib import metadata
 
 from susbench import __version__
 from susbench.browser import chromium_version, find_chromium
-from susbench.controller.identity import RunIdentity
 from susbench.controller.options import BrowserFacts, SnapshotFacts
 from susbench.core.errors import SusbenchError
+from susbench.core.identity import RunIdentity
 from susbench.core.paths import REPO_ROOT
 from susbench.results.store import RunRecord, RunSettings
 

@@ -9,9 +9,9 @@ from pydantic import Field
 
 from susbench.container import DEFAULT_IMAGE, ContainerError, DockerApiRuntime
 from susbench.container.image import LABEL_CHROMIUM
-from susbench.controller.identity import StudyRun
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
+from susbench.core.identity import StudyRun
 from susbench.core.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
 from susbench.core.paths import DEFAULT_DB, SNAPSHOTS_DIR
 from susbench.operators import BASELINES, OperatorSettings, Seated, check_operator, make_operator

@@ -2,12 +2,13 @@
 operators (the scripted baselines) score every episode exactly as stored.
 
 Each stored episode runs again as it was planned: the same task, repeat, injection (or control
-condition) and operator seed, under the same run identity, replay mode and time limits. What must
-match is what the inputs decide: the outcome, the extension's reason, whether the task completed,
-and the failure if there was one. Timings and event timestamps differ by nature and are not
-compared. Before anything runs, the snapshot and the other inputs (task catalog, injection
-catalog, built extension, package version) are checked against the bundle's digests; a
-difference is refused, naming it, unless forced.
+condition) and operator seed, under the same run identity (a container run in the same browser
+image), replay mode and time limits. What must match is what the inputs decide: the outcome, the
+extension's reason, whether the task completed, and the failure if there was one. Timings and
+event timestamps differ by nature and are not compared. Before anything runs, the snapshot and the
+other inputs (task catalog, injection catalog, built extension, package version, the browser
+image's Chromium) are checked against the bundle's; a difference is refused, naming it, unless
+forced.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from pydantic import Field, ValidationError, computed_field
+from pydantic import Field, computed_field
 
-from susbench.controller.identity import BROWSER_FIELDS, INPUT_LABELS, RunIdentity, RunInputs, episode_key
-from susbench.controller.options import RunOptions, SnapshotFacts, snapshot_facts
+from susbench.controller.identity import episode_key
+from susbench.controller.options import RunOptions, SnapshotFacts, browser_facts, snapshot_facts
 from susbench.controller.planning import EpisodeJob, Planner, episode_job
-from susbench.controller.run import QuietObserver, RunObserver, load_materials, run_benchmark
+from susbench.controller.run import QuietObserver, RunObserver, load_materials, run_benchmark, run_identity
 from susbench.core.errors import SusbenchError
+from susbench.core.identity import ASKED, INPUT_LABELS, RunIdentity
 from susbench.core.loading import validate_data
 from susbench.core.models import Episode, Frozen, Injection, OutcomeKind, Task
 from susbench.operators import BASELINES
@@ -128,8 +130,23 @@ def compare_verdicts(
     return len(expected) - len(mismatches), mismatches
 
 
-def input_changes(run: BundleRun, snapshot: SnapshotFacts, inputs: RunInputs) -> list[str]:
-    """What differs between the run's recorded inputs and the ones here, one sentence each."""
+def unrunnable(run: BundleRun) -> str | None:
+    """Why the bundle's run cannot be re-run as it ran; None when it can."""
+    if run.identity is None:
+        return "stored before run identities held input digests, so what it ran on is unknown"
+    if run.identity.mode == "live":
+        return "a live run, not replayed from a snapshot"
+    return None
+
+
+def stored_identity(run: BundleRun) -> RunIdentity:
+    if run.identity is None:
+        raise SusbenchError(f"run {run.run_id} of the bundle: {unrunnable(run)}")
+    return run.identity
+
+
+def input_changes(run: BundleRun, snapshot: SnapshotFacts, here: RunIdentity) -> list[str]:
+    """What differs between the run's recorded inputs and the re-run's (`here`), one sentence each."""
     changes = []
     recorded = run.snapshot
     if recorded is None or recorded.sha256 != snapshot.sha256:
@@ -137,19 +154,13 @@ def input_changes(run: BundleRun, snapshot: SnapshotFacts, inputs: RunInputs) ->
         changes.append(
             f"snapshot: the run replayed {was}; {snapshot.path} is {snapshot.id} (sha256 {snapshot.sha256})"
         )
+    identity = stored_identity(run)
     for name, label in INPUT_LABELS.items():
-        if name == "snapshot_sha256" or name in BROWSER_FIELDS:
-            continue  # the snapshot is compared above; a container run's image is part of its identity
-        then, now = getattr(run.inputs, name), getattr(inputs, name)
+        if name == "snapshot_sha256":
+            continue  # compared above, with the snapshots' ids
+        then, now = getattr(identity, name), getattr(here, name)
         if then != now:
             changes.append(f"{label}: {then or 'not recorded'} in the bundle, {now} here")
-    try:
-        identity = RunIdentity.model_validate(run.identity())
-    except ValidationError:
-        changes.append(
-            "run identity: the bundle's run records no complete identity (made by an older version)"
-        )
-        return changes
     if identity.run_id() != run.run_id:
         changes.append(
             f"run identity: the bundle's fields make {identity.run_id()}, not {run.run_id} "
@@ -159,21 +170,19 @@ def input_changes(run: BundleRun, snapshot: SnapshotFacts, inputs: RunInputs) ->
 
 
 def rerun_options(run: BundleRun, snapshot: Path, db: Path, parallel: int) -> RunOptions:
-    """The options that re-run `run` on `snapshot` into `db`, as the run's first invocation ran."""
+    """The options that re-run `run` on `snapshot` into `db`, as the run's first invocation ran:
+    everything its identity says was asked (the browser and image too), its tasks, repeats and
+    settings. Its mode is the snapshot's, so only snapshot runs are re-run."""
     settings = run.settings or RunSettings()
     data = {
+        **stored_identity(run).model_dump(include=set(ASKED) - {"mode"}),
         "tasks": ",".join(run.tasks),
-        "operator": run.operator,
         "snapshot": snapshot,
         "repeats": max(run.repeats, 1),
-        "seed": run.seed,
-        "control_rate": run.control_rate,
         "parallel": parallel,
         "db": db,
         **settings.model_dump(),
     }
-    if run.operator_settings:
-        data["operator_settings"] = run.operator_settings
     return validate_data(f"run {run.run_id} of the bundle", data, RunOptions)
 
 
@@ -243,20 +252,22 @@ def reproduce_bundle(
     """Re-run the bundle's snapshot runs (or one of them) on `snapshot` and check their outcomes."""
     manifest = read_bundle(folder)
     chosen = [manifest.run(run)] if run is not None else list(manifest.runs)
-    skipped = [
-        f"{item.run_id}: a live run, not replayed from a snapshot" for item in chosen if item.mode == "live"
-    ]
-    chosen = [item for item in chosen if item.mode != "live"]
+    skipped = [f"{item.run_id}: {why}" for item in chosen if (why := unrunnable(item)) is not None]
+    chosen = [item for item in chosen if unrunnable(item) is None]
     if not chosen:
         raise SusbenchError(
             f"{folder}: no snapshot run to re-run; {'; '.join(skipped) or 'the bundle has no runs'}"
         )
     _refuse_original(db, manifest)
-    first = rerun_options(chosen[0], snapshot, db, parallel)
+    options = {item.run_id: rerun_options(item, snapshot, db, parallel) for item in chosen}
+    first = options[chosen[0].run_id]
     facts = snapshot_facts(first)
     assert facts is not None, "a snapshot run has snapshot facts"
     inputs = load_materials(first, facts).inputs
-    changes = {item.run_id: input_changes(item, facts, inputs) for item in chosen}
+    changes: dict[str, list[str]] = {}
+    for item in chosen:
+        asked = options[item.run_id]
+        changes[item.run_id] = input_changes(item, facts, run_identity(asked, inputs, browser_facts(asked)))
     if any(changes.values()) and not force:
         runs_by_change: dict[tuple[str, ...], list[str]] = {}
         for run_id, found in changes.items():
@@ -270,16 +281,16 @@ def reproduce_bundle(
     checks = []
     for item in chosen:
         expected = bundle_episodes(folder, item.run_id)
-        options = rerun_options(item, snapshot, db, parallel)
-        with (observe or (lambda name: nullcontext(QuietObserver())))(item.operator) as observer:
-            summary = run_benchmark(options, observer, plan=stored_planner(expected))
+        operator = stored_identity(item).operator
+        with (observe or (lambda name: nullcontext(QuietObserver())))(operator) as observer:
+            summary = run_benchmark(options[item.run_id], observer, plan=stored_planner(expected))
         matched, mismatches = compare_verdicts(expected, rerun_verdicts(db, summary.run_id))
         checks.append(
             RunCheck(
                 run_id=item.run_id,
                 rerun_id=summary.run_id,
-                operator=item.operator,
-                deterministic=item.operator in BASELINES,
+                operator=operator,
+                deterministic=operator in BASELINES,
                 changed_inputs=tuple(changes[item.run_id]),
                 episodes=len(expected),
                 matched=matched,

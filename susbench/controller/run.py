@@ -19,12 +19,7 @@ from susbench import __version__
 from susbench.catalog.injections import build_extension, catalog_sha256, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller.environment import WorkerSetup
-from susbench.controller.identity import (
-    RunIdentity,
-    RunInputs,
-    resume_notice,
-    task_catalog_sha256,
-)
+from susbench.controller.identity import resume_notice, task_catalog_sha256
 from susbench.controller.journal import run_record
 from susbench.controller.options import (
     BrowserFacts,
@@ -39,6 +34,7 @@ from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.stopping import stop_signal
 from susbench.controller.traffic import live_upstream
 from susbench.core.digests import tree_sha256
+from susbench.core.identity import ASKED, RunIdentity, RunInputs
 from susbench.core.models import Injection, OutcomeKind, PageLook, Task
 from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
 from susbench.operators import endpoint_notice
@@ -123,21 +119,18 @@ def served_date(options: RunOptions) -> RunOptions:
 
 
 def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts | None = None) -> RunIdentity:
-    """What was asked, plus the digests of the inputs (and the browser image's Chromium)."""
+    """What was asked (each of the identity's asked fields, read from the options; the browser and
+    image as resolved), plus the digests of the inputs and the browser image's Chromium."""
     browser = browser or BrowserFacts()
-    return RunIdentity(
-        operator=options.operator,
-        operator_settings=options.operator_settings.model_dump(mode="json", exclude_defaults=True),
-        mode=options.mode,
-        live_resolve=options.live_resolve,
-        live_date=options.live_date,
-        seed=options.seed,
-        control_rate=options.control_rate,
-        browser=browser.kind,
-        image=browser.image,
-        image_chromium=browser.chromium,
-        study=options.study,
-        **inputs.model_dump(),
+    return RunIdentity.model_validate(
+        {
+            **{name: getattr(options, name) for name in ASKED},
+            "operator_settings": options.operator_settings.model_dump(mode="json", exclude_defaults=True),
+            "browser": browser.kind,
+            "image": browser.image,
+            "image_chromium": browser.chromium,
+            **inputs.model_dump(),
+        }
     )
 
 

@@ -1,2 +1,2 @@
-"""The base every part builds on: models, errors, loading, paths, digests, URL patterns, certificates,
-host maps."""
+"""The base every part builds on: models, errors, loading, paths, digests, the run identity, URL
+patterns, certificates, host maps."""

@@ -1,9 +1,10 @@
-"""Content digests of folders: a built extension (a run's identity, a browser image's check) and
-artifacts shipped to other machines."""
+"""Content digests: of folders (a built extension, for a run's identity and a browser image's check,
+and artifacts shipped to other machines) and of JSON values (a run's id, a stored outcome)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 
@@ -14,3 +15,8 @@ def tree_sha256(folder: Path) -> str:
         digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def canonical_json(data: object) -> str:
+    """Sorted keys, no whitespace: the same value always gives the same bytes."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -121,8 +121,3 @@ def validate_data(source: str, data: object, model: type[ModelT]) -> ModelT:
 def load_model(path: Path, model: type[ModelT]) -> ModelT:
     """Read one YAML/JSON file into `model`."""
     return validate_data(str(path), read_data_file(path), model)
-
-
-def load_models(folder: Path, model: type[ModelT], pattern: str = "*.yaml") -> list[ModelT]:
-    """Read every matching file below `folder`, sorted by path for determinism."""
-    return [load_model(path, model) for path in sorted(folder.rglob(pattern))]

@@ -13,9 +13,10 @@ import secrets
 
 from pydantic import ValidationError
 
+from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
-from susbench.results.store import EpisodeRecord, canonical_json
+from susbench.results.store import EpisodeRecord
 
 
 class SignedRecord(Frozen):

@@ -1,6 +1,7 @@
 """Result bundles: the Parquet export of a results database plus `run.json`, a manifest that says how
-every run in it can be re-run (identities, input digests, seeds, operator settings, snapshot,
-tool versions, git hash) and the sha256 of every file beside it.
+every run in it can be re-run (its whole identity as stored: what was asked, seeds, operator settings,
+browser and image, input digests; the snapshot, tool versions, git hash) and the sha256 of every file
+beside it.
 
 The manifest is built only from what the database stores, never from the environment, so an API
 key that an agent read from the environment cannot reach it; a stored value that equals a secret
@@ -14,43 +15,28 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import duckdb
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from susbench import __version__
-from susbench.core.errors import SusbenchError
-from susbench.core.loading import read_data_file, validate_data
-from susbench.core.models import Condition, Frozen, Mode, OutcomeKind, PatternType
+from susbench.core.errors import InputError, SusbenchError
+from susbench.core.identity import RunIdentity
+from susbench.core.loading import describe_validation_error, read_data_file, validate_data
+from susbench.core.models import Condition, Frozen, OutcomeKind, PatternType
 from susbench.results.store import RunSettings, Store
 
 MANIFEST_NAME = "run.json"
-BUNDLE_FORMAT = "susbench-results/1"
+BUNDLE_FORMAT = "susbench-results/2"
+"""/2 carries each run's identity whole (/1 left out the browser, the image and the study)."""
 SECRET_VARIABLE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 SECRET_FIELD = re.compile(
     r"(api[_-]?key|token|secret|password|passwd|credentials?|authorization|private[_-]?key)$", re.IGNORECASE
 )
 SHORTEST_SECRET = 8
-IDENTITY_FIELDS = frozenset(
-    {
-        "operator",
-        "operator_settings",
-        "mode",
-        "live_resolve",
-        "live_date",
-        "seed",
-        "control_rate",
-        "snapshot_sha256",
-        "task_catalog_sha256",
-        "injection_catalog_sha256",
-        "extension_sha256",
-        "susbench_version",
-        "snapshot",
-    }
-)
 
 
 class BundleFile(Frozen):
@@ -59,16 +45,6 @@ class BundleFile(Frozen):
     name: str = Field(description="file name inside the bundle, e.g. episodes.parquet")
     rows: int = Field(ge=0)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-
-
-class InputDigests(Frozen):
-    """The digests of every input the run's outcomes depend on (None: not recorded by older runs)."""
-
-    snapshot_sha256: str | None = None
-    task_catalog_sha256: str | None = None
-    injection_catalog_sha256: str | None = None
-    extension_sha256: str | None = None
-    susbench_version: str | None = None
 
 
 class SnapshotReference(Frozen):
@@ -83,20 +59,14 @@ class BundleRun(Frozen):
     """One run of the bundle: its identity as stored, how it ran, and what it stored."""
 
     run_id: str
-    operator: str
-    operator_settings: dict[str, Any] = Field(
-        default_factory=dict, description="settings of an operator under test (never its API key)"
+    identity: RunIdentity | None = Field(
+        description="the run's identity, every field as stored; None for a run stored before run "
+        "identities held input digests (its stored config is then all in other_config)"
     )
-    mode: Mode
-    seed: int = Field(description="the run's seed; each episode's operator seed is in episodes.parquet")
-    control_rate: float = Field(ge=0.0, le=1.0)
-    live_resolve: tuple[str, ...] = ()
-    live_date: date | None = None
-    inputs: InputDigests
     snapshot: SnapshotReference | None
     settings: RunSettings | None = Field(description="replay mode and time limits; None in older runs")
     other_config: dict[str, Any] = Field(
-        default_factory=dict, description="stored configuration fields this version does not know"
+        default_factory=dict, description="stored configuration fields outside the identity (e.g. image_id)"
     )
     tasks: tuple[str, ...] = Field(description="the task ids of its stored episodes")
     repeats: int = Field(ge=0, description="the highest repeat stored, plus one")
@@ -107,26 +77,11 @@ class BundleRun(Frozen):
     host: str
     started_at: datetime
 
-    def identity(self) -> dict[str, Any]:
-        """The stored identity fields, as the controller's `RunIdentity` takes them."""
-        identity: dict[str, Any] = {
-            "operator": self.operator,
-            "mode": self.mode,
-            "live_resolve": self.live_resolve,
-            "live_date": self.live_date,
-            "seed": self.seed,
-            "control_rate": self.control_rate,
-            **self.inputs.model_dump(),
-        }
-        if self.operator_settings:
-            identity["operator_settings"] = self.operator_settings
-        return identity
-
 
 class ResultManifest(Frozen):
     """`run.json`: what a result bundle holds and how to re-run each of its runs."""
 
-    format: Literal["susbench-results/1"] = BUNDLE_FORMAT
+    format: Literal["susbench-results/2"] = BUNDLE_FORMAT
     exported_at: datetime
     exported_by: str = Field(description="the susbench version that wrote the bundle")
     database: str = Field(description="the results database's file name")
@@ -227,11 +182,22 @@ def _stored_episodes(store: Store) -> dict[str, dict[str, Any]]:
     return stored
 
 
+def _stored_identity(source: str, config: dict[str, Any]) -> RunIdentity | None:
+    """The run's identity from its stored config; None when the run was stored before identities
+    held input digests (a required field is missing), an error naming the field when one is bad."""
+    if any(info.is_required() and name not in config for name, info in RunIdentity.model_fields.items()):
+        return None
+    try:
+        return RunIdentity.from_config(config)
+    except ValidationError as exc:
+        raise InputError(describe_validation_error(f"{source}: config", exc)) from None
+
+
 def _bundle_runs(store: Store) -> list[BundleRun]:
     _, columns = store.query("SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'")
     settings_column = "settings" if ("settings",) in columns else "NULL"
     _, rows = store.query(
-        "SELECT run_id, config, versions, git_hash, snapshot_id, snapshot_sha256, seed, host, started_at, "
+        "SELECT run_id, config, versions, git_hash, snapshot_id, snapshot_sha256, host, started_at, "
         f"{settings_column} FROM runs ORDER BY started_at, run_id"
     )
     stored = _stored_episodes(store)
@@ -243,7 +209,6 @@ def _bundle_runs(store: Store) -> list[BundleRun]:
         git_hash,
         snapshot_id,
         sha256,
-        seed,
         host,
         started,
         settings,
@@ -255,23 +220,26 @@ def _bundle_runs(store: Store) -> list[BundleRun]:
                 f"{store.path}: run {run_id}: {'; '.join(problems)}; refusing to export it. Expected "
                 "settings without secrets (API keys stay in the environment)"
             )
+        source = f"{store.path}: run {run_id}"
+        identity = _stored_identity(source, config)
+        kept = set() if identity is None else set(RunIdentity.model_fields)
         data = {
-            **{key: config[key] for key in IDENTITY_FIELDS & set(BundleRun.model_fields) if key in config},
             "run_id": run_id,
-            "seed": seed,
-            "inputs": {key: config.get(key) for key in InputDigests.model_fields},
+            "identity": identity,
             "snapshot": None
             if sha256 is None
             else {"id": snapshot_id, "sha256": sha256, "path": config.get("snapshot")},
             "settings": None if settings is None else json.loads(settings),
-            "other_config": {key: value for key, value in config.items() if key not in IDENTITY_FIELDS},
+            "other_config": {
+                key: value for key, value in config.items() if key not in kept and key != "snapshot"
+            },
             **stored.get(run_id, {"tasks": (), "repeats": 0, "episodes": 0, "outcomes": {}}),
             "versions": versions,
             "git_hash": git_hash,
             "host": host,
             "started_at": started,
         }
-        runs.append(validate_data(f"{store.path}: run {run_id}", data, BundleRun))
+        runs.append(validate_data(source, data, BundleRun))
     return runs
 
 
@@ -302,7 +270,15 @@ def read_bundle(folder: Path) -> ResultManifest:
         raise SusbenchError(
             f"{folder}: no {MANIFEST_NAME} there; expected a folder written by `results export`"
         )
-    manifest = validate_data(str(path), read_data_file(path), ResultManifest)
+    data = read_data_file(path)
+    written = data.get("format") if isinstance(data, dict) else None
+    if written != BUNDLE_FORMAT:
+        raise SusbenchError(
+            f"{path}: field 'format' is {written!r}; expected {BUNDLE_FORMAT!r}. A bundle of an older "
+            "format holds incomplete run identities: export it again from its database with "
+            "`susbench results export`"
+        )
+    manifest = validate_data(str(path), data, ResultManifest)
     for index, item in enumerate(manifest.files):
         member = folder / item.name
         if not member.is_file():

@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 from pydantic import Field
 
+from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Episode, Event, Frozen, Outcome, OutcomeKind, ReplayMode
 from susbench.results.trace import StepRecord
@@ -233,11 +234,6 @@ class EpisodeRecord(Frozen):
     @property
     def duration_s(self) -> float:
         return max(0.0, (self.ended_at - self.started_at).total_seconds())
-
-
-def canonical_json(data: object) -> str:
-    """Sorted keys, no whitespace: the same value always gives the same bytes."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def outcome_checksum(outcome: Outcome) -> str:

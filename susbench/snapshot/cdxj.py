@@ -443,13 +443,3 @@ def _revisit_status(record: WarcRecord) -> tuple[int | None, str]:
 
 def write_cdxj(entries: Iterable[IndexEntry]) -> bytes:
     return "".join(entry.to_cdxj() + "\n" for entry in entries).encode("utf-8")
-
-
-def parse_cdxj(text: str, source: str) -> list[IndexEntry]:
-    """Parse index lines; a bad line is an error naming the source and line number."""
-    entries: list[IndexEntry] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.startswith("!"):
-            continue
-        entries.append(IndexEntry.from_cdxj(line, f"{source}: line {number}"))
-    return entries

@@ -36,12 +36,13 @@ from susbench.controller import (
     run_benchmark,
     run_identity,
 )
-from susbench.controller.identity import StudyRun
 from susbench.controller.options import check_options, snapshot_facts
 from susbench.controller.planning import Planner
 from susbench.controller.run import load_materials
 from susbench.controller.stopping import stop_signal
+from susbench.core.digests import canonical_json
 from susbench.core.errors import InputError, SusbenchError
+from susbench.core.identity import StudyRun
 from susbench.core.models import Frozen, Injection, Task
 from susbench.people.appwindow import Placement
 from susbench.people.questionnaire import (
@@ -52,7 +53,6 @@ from susbench.people.questionnaire import (
     read_text_file,
 )
 from susbench.people.study_window import Button, Screen, StudyWindow
-from susbench.results.store import canonical_json
 from susbench.study.design import participant_order
 from susbench.study.storage import StudySession, StudySettings, StudyStore, TaskResponse
 

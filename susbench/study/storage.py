@@ -16,8 +16,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from susbench.core.digests import canonical_json
 from susbench.core.models import Frozen
-from susbench.results.store import Store, canonical_json
+from susbench.results.store import Store
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS study_sessions (

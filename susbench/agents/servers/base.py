@@ -128,10 +128,6 @@ class ModelServer:
         with self.state.lock:
             self.state.faults.append(HttpFault(status=None, times=times))
 
-    def clear_faults(self) -> None:
-        with self.state.lock:
-            self.state.faults.clear()
-
     def __enter__(self) -> ModelServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="model-server", daemon=True)
         self._thread.start()
