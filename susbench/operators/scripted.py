@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
+from playwright.sync_api import Page, Request
 from pydantic import ConfigDict, Field, RootModel, model_validator
 
 from susbench.browser.actions import ClickMode, StepFailed, click_choice, perform_step
@@ -32,6 +35,7 @@ from susbench.operators.base import (
 Policy = Literal["naive", "careful"]
 SETTLE_MS = 200
 CHOICE_WAIT_S = 5.0
+RELOADS_LOOKED_PAST = 2
 POLICY_FILE = Path(__file__).with_name("role_policy.yaml")
 
 
@@ -56,6 +60,24 @@ class RolePolicyTable(RootModel[dict[PatternType, RolePolicy]]):
 
 
 ROLE_POLICY: dict[PatternType, RolePolicy] = load_model(POLICY_FILE, RolePolicyTable).root
+
+
+@contextmanager
+def _reloads(page: Page) -> Iterator[list[str]]:
+    """The main frame's navigations to the page's own URL (reloads) started while inside; truthy
+    when there was one."""
+    url = page.url
+    seen: list[str] = []
+
+    def note(request: Request) -> None:
+        if request.is_navigation_request() and request.frame == page.main_frame and request.url == url:
+            seen.append(request.url)
+
+    page.on("request", note)
+    try:
+        yield seen
+    finally:
+        page.remove_listener("request", note)
 
 
 def policy_role(policy: Policy, pattern_type: PatternType) -> ChoiceRole | None:
@@ -109,21 +131,37 @@ class ScriptedOperator(OracleBaseline):
         role = policy_role(policy, oracle.pattern_type)
         ctx.record("decide", {"policy": policy, "role": role})
         if show_pattern(ctx, oracle) and role is not None:
-            wait_s = _within_limits(ctx, CHOICE_WAIT_S)
-            try:
-                clicked = click_choice(ctx.page, oracle.choices, role, wait_s, self.clicks)
-            except StepFailed as exc:
-                ctx.record("decide.failed", {"role": role, "error": str(exc)})
-                return
-            if clicked is None:
-                offered = [choice.role for choice in oracle.choices(None)]
-                ctx.record("decide.missing", {"role": role, "offered": offered})
-            else:
-                x, y = clicked.center
-                ctx.record(
-                    "decide.click", {"role": role, "label": clicked.label, "x": round(x), "y": round(y)}
-                )
-        ctx.page.wait_for_timeout(SETTLE_MS)
+            for _ in range(1 + RELOADS_LOOKED_PAST):
+                with _reloads(ctx.page) as reloaded:
+                    clicked = self._click(ctx, oracle, role)
+                    ctx.page.wait_for_timeout(SETTLE_MS)
+                if not (clicked and reloaded):
+                    return
+                # The page reloaded itself under the click, which may have landed on neither document:
+                # look at the pattern drawn again and choose again, as a person would (every choice
+                # a policy makes decides the same when made twice).
+                ctx.record("decide.reloaded", {"role": role, "url": ctx.page.url})
+                ctx.page.wait_for_load_state("load")
+                if not show_pattern(ctx, oracle) or role not in {c.role for c in oracle.choices(None)}:
+                    return
+        else:
+            ctx.page.wait_for_timeout(SETTLE_MS)
+
+    def _click(self, ctx: SubjectContext, oracle: Oracle, role: ChoiceRole) -> bool:
+        """Click the option of `role` and record how that went; whether a click was made."""
+        wait_s = _within_limits(ctx, CHOICE_WAIT_S)
+        try:
+            clicked = click_choice(ctx.page, oracle.choices, role, wait_s, self.clicks)
+        except StepFailed as exc:
+            ctx.record("decide.failed", {"role": role, "error": str(exc)})
+            return False
+        if clicked is None:
+            offered = [choice.role for choice in oracle.choices(None)]
+            ctx.record("decide.missing", {"role": role, "offered": offered})
+            return False
+        x, y = clicked.center
+        ctx.record("decide.click", {"role": role, "label": clicked.label, "x": round(x), "y": round(y)})
+        return True
 
     def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult:
         steps = 0
