@@ -105,8 +105,8 @@ def drafted(folder: Path, look: Look | None) -> Path:
 def test_each_difference_is_named_in_a_reviewers_words() -> None:
     assert difference(UNLIKE) == (
         "the drawn button 'Yes, add breakfast' is unlike the page's nearest button, button 'Book room': "
-        "another font family, padding 11 px apart (the same look is within 4), "
-        "background colour 23.456 (CIEDE2000) apart (the same look is within 5)"
+        "another font family, padding 11 px apart (the same look: within 4 px), "
+        "background colour ΔE 23.5 apart (the same look: within ΔE 5.0)"
     )
     assert (
         difference(ALONE) == "the drawn panel '' has nothing to match it: the page shows no panel of its own"

@@ -27,16 +27,16 @@ COUNT_JS = """(selector) => { try { return document.querySelectorAll(selector).l
   return -1; } }"""
 
 
-# The realism attributes in a reviewer's words, and the unit their distance is in.
+# The realism attributes in a reviewer's words, and how a distance in each is written.
 ATTRIBUTE_WORDS = {
-    "font_family": ("font family", ""),
-    "font_size": ("font size", " px"),
-    "font_weight": ("font weight", ""),
-    "color": ("text colour", " (CIEDE2000)"),
-    "background": ("background colour", " (CIEDE2000)"),
-    "radius": ("corner radius", " px"),
-    "padding": ("padding", " px"),
-    "line_height": ("line height", " px"),
+    "font_family": ("font family", "{:g}"),
+    "font_size": ("font size", "{:g} px"),
+    "font_weight": ("font weight", "{:g}"),
+    "color": ("text colour", "ΔE {:.1f}"),
+    "background": ("background colour", "ΔE {:.1f}"),
+    "radius": ("corner radius", "{:g} px"),
+    "padding": ("padding", "{:g} px"),
+    "line_height": ("line height", "{:g} px"),
 }
 
 
@@ -67,10 +67,12 @@ class DraftCheck(Frozen):
 
 
 def _apart(name: str, distance: float) -> str:
-    words, unit = ATTRIBUTE_WORDS[name]
     if name == "font_family":
         return "another font family"
-    return f"{words} {distance:g}{unit} apart (the same look is within {THRESHOLDS[name]:g})"
+    words, written = ATTRIBUTE_WORDS[name]
+    return (
+        f"{words} {written.format(distance)} apart (the same look: within {written.format(THRESHOLDS[name])})"
+    )
 
 
 def difference(element: ElementMatch) -> str:
