@@ -4,8 +4,10 @@ checks: the authoring pipeline's tests know exactly which draft the model "wrote
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from susbench.agents.servers.base import ModelServer, ProtocolHandler, Refused, require
 from susbench.agents.servers.chat import chat_completion
@@ -54,3 +56,9 @@ def requested_type(request: dict[str, Any]) -> str:
     schema = (request.get("response_format") or {}).get("json_schema", {}).get("schema", {})
     allowed = schema.get("properties", {}).get("type", {}).get("enum") or [""]
     return str(allowed[0])
+
+
+def requested_site(request: dict[str, Any]) -> str:
+    """The site of the page a draft request shows the model (its prompt's `The page:` line)."""
+    found = re.search(r"^The page: (\S+)$", user_text(request), re.MULTILINE)
+    return (urlsplit(found.group(1)).hostname or "") if found else ""

@@ -4,6 +4,7 @@ revised with history, accepted with provenance, and run as an episode that score
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
+from susbench.authoring.check import DraftCheck
 from susbench.authoring.pipeline import DraftRequest, draft, load_history
 from susbench.authoring.review import accept, review_page
 from susbench.authoring.simplify import simplify_snapshot_page
@@ -21,7 +23,15 @@ from susbench.core.errors import InputError
 from susbench.core.models import PATTERN_TYPES
 from susbench.core.paths import REPO_ROOT, SNAPSHOTS_DIR
 from susbench.results.store import Store
-from tests.authoring_server import ModelServer, ServedDrafts, as_json, draft_server, requested_type, user_text
+from tests.authoring_server import (
+    ModelServer,
+    ServedDrafts,
+    as_json,
+    draft_server,
+    requested_site,
+    requested_type,
+    user_text,
+)
 from tests.test_docs_commands import SCRIPT_TIMEOUT_S, run_document, shell_blocks
 
 pytestmark = pytest.mark.e2e
@@ -117,12 +127,19 @@ def test_draft_check_revise_accept_and_run(tmp_path: Path) -> None:
     assert [item.notes for item in history.rounds] == ["", notes]
     assert all(item.structured for item in history.rounds)
 
+    # The nativeness score, measured in place: one verdict per drawn element, each miss in words.
+    look = second.check.look
+    assert look is not None and look.measured > 0
+    assert [element.matches for element in look.elements].count(False) == len(look.differences)
+    assert all(item.startswith("the drawn ") for item in look.differences)
     page = review_page(tmp_path / "drafts").read_text(encoding="utf-8")
     assert "staywise-hotel-breakfast-shame" in page and second.check.preview in page
+    assert f"Nativeness score: {look.summary()}" in html.unescape(page)
 
-    target = accept(second.folder, reviewer="R. Viewer", into=tmp_path / "catalog")
+    target = accept(second.folder, reviewer="R. Viewer", into=tmp_path / "catalog", despite_look=True)
     assert target == tmp_path / "catalog" / "staywise.test" / "staywise-hotel-breakfast-shame.yaml"
     provenance = yaml.safe_load(target.read_text(encoding="utf-8"))["provenance"]
+    assert provenance["native"] is look.native
     assert provenance["model"] == "served-drafts" and provenance["reviewer"] == "R. Viewer"
     assert provenance["prompt_sha256"] == history.rounds[-1].prompt_sha256 and provenance["rounds"] == 2
     assert provenance["page_sha256"] == history.source.page_sha256
@@ -219,24 +236,40 @@ def test_tasks_drafted_on_real_pages_speak_their_language_and_run(realdata: Path
 
 
 @pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
-def test_the_authoring_walkthrough_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_authoring_walkthrough_runs_as_written(
+    realdata: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     drafts = yaml.safe_load(
         (REPO_ROOT / "tests" / "data" / "authoring_drafts.yaml").read_text(encoding="utf-8")
     )
 
     def answer(request: dict[str, Any]) -> str:
-        kind = requested_type(request)
-        return as_json(drafts[kind] | {"type": kind, "description": f"A drafted {kind}."}) if kind else "no"
+        kind, site = requested_type(request), requested_site(request)
+        if not kind or kind not in drafts.get(site, {}):
+            return "no draft for this page"
+        return as_json(drafts[site][kind] | {"type": kind, "description": f"A drafted {kind}."})
 
     with ModelServer([ServedDrafts(answer)]) as server:
         monkeypatch.setenv("MODEL", "served-drafts")
         monkeypatch.setenv("BASE_URL", server.openai_base_url)
+        monkeypatch.setenv("SUSBENCH_SHARED", str(realdata.parent))
         markdown = (REPO_ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
         run_document("docs/authoring.md", shell_blocks(markdown), tmp_path)
-    accepted = sorted((tmp_path / "my-injections" / "staywise.test").glob("*.yaml"))
-    assert sorted(yaml.safe_load(path.read_text())["type"] for path in accepted) == sorted(PATTERN_TYPES)
-    tasks = sorted((tmp_path / "my-tasks").glob("*.yaml"))
-    assert len(tasks) == 3
+    for site in ("staywise.test", "www.amazon.com"):
+        accepted = sorted((tmp_path / "my-injections" / site).glob("*.yaml"))
+        assert sorted(yaml.safe_load(path.read_text())["type"] for path in accepted) == sorted(PATTERN_TYPES)
+    # Every draft was scored in place, the review page says so, and the provenance keeps the verdict.
+    page = (tmp_path / "drafts" / "index.html").read_text(encoding="utf-8")
+    for folder in sorted(path.parent for path in (tmp_path / "drafts").glob("*/accepted.json")):
+        look = DraftCheck.model_validate_json((folder / "check.json").read_bytes()).look
+        assert look is not None and look.measured > 0 and look.summary() in html.unescape(page)
+        assert len(look.differences) >= look.measured - look.matching
+        target = (
+            tmp_path / json.loads((folder / "accepted.json").read_text())["path"]
+        )  # as the reader gave it
+        assert yaml.safe_load(target.read_text(encoding="utf-8"))["provenance"]["native"] is look.native
+    tasks = sorted((tmp_path / "my-tasks").glob("*/*.yaml"))
+    assert sorted(path.parent.name for path in tasks) == ["amazon", "staywise", "staywise"]
     with Store(tmp_path / "authoring.duckdb", read_only=True) as store:
         _, rows = store.query("SELECT task_id, outcome FROM episode_outcomes")
     assert len(rows) == 3 and all(outcome == "avoided" for _, outcome in rows), rows

@@ -196,10 +196,25 @@ def draft_injection(
     return (None if problems else injection), tuple(problems)
 
 
+class Reply(Frozen):
+    """One chat completion's answer, as the endpoint gave it."""
+
+    text: str
+    structured: bool = Field(description="asked under response_format json_schema (else schema in prompt)")
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cut: bool = Field(default=False, description="the endpoint stopped it at the token limit")
+
+
 def ask_model(
-    messages: list[dict[str, str]], schema: dict[str, Any], model: str, base_url: str, api_key: str
-) -> tuple[str, bool, int | None, int | None]:
-    """One chat completion: the reply, whether it was structured, and the endpoint's token counts."""
+    messages: list[dict[str, str]],
+    schema: dict[str, Any],
+    model: str,
+    base_url: str,
+    api_key: str,
+    max_tokens: int | None = None,
+) -> Reply:
+    """One chat completion, under `schema` where the endpoint takes one (else as it comes)."""
     try:
         import openai
     except ImportError as exc:
@@ -210,7 +225,9 @@ def ask_model(
         None,
     ]
     for response_format in formats:
-        extra = {"response_format": response_format} if response_format else {}
+        extra: dict[str, Any] = {"response_format": response_format} if response_format else {}
+        if max_tokens is not None:
+            extra["max_tokens"] = max_tokens
         try:
             completion = client.chat.completions.create(
                 model=model, messages=messages, temperature=0, **extra
@@ -224,35 +241,38 @@ def ask_model(
         except openai.APIStatusError as exc:
             raise SusbenchError(f"{base_url}: HTTP {exc.status_code} ({exc.message})") from exc
         usage = completion.usage
-        reply = completion.choices[0].message.content or ""
-        return (
-            reply,
-            response_format is not None,
-            usage.prompt_tokens if usage else None,
-            usage.completion_tokens if usage else None,
+        choice = completion.choices[0]
+        return Reply(
+            text=choice.message.content or "",
+            structured=response_format is not None,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            cut=choice.finish_reason == "length",
         )
     raise SusbenchError(f"{base_url}: the endpoint refused the request")
 
 
-def next_round(history: DraftHistory, notes: str, api_key: str) -> tuple[DraftRound, dict[str, Any] | None]:
+def next_round(
+    history: DraftHistory, notes: str, api_key: str, max_tokens: int | None = None
+) -> tuple[DraftRound, dict[str, Any] | None]:
     """Ask the model for the next draft: the first, or a revision answering the reviewer's `notes` and
     the problems the last draft's check found."""
     messages = history.messages()
     if history.rounds:
         messages.append({"role": "user", "content": revision_prompt(notes, history.rounds[-1].problems)})
     schema = answer_schema(history.type)
-    reply, structured, prompt_tokens, completion_tokens = ask_model(
-        messages, schema, history.model, history.base_url, api_key
-    )
-    answer, unreadable = parse_answer(reply)
+    reply = ask_model(messages, schema, history.model, history.base_url, api_key, max_tokens)
+    answer, unreadable = parse_answer(reply.text)
+    if unreadable and reply.cut:
+        unreadable = f"the model's reply was cut at the token limit (--max-tokens {max_tokens}): {unreadable}"
     drafted = DraftRound(
         number=len(history.rounds) + 1,
         notes=notes,
         prompt_sha256=digest(messages),
-        structured=structured,
-        reply=reply,
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
+        structured=reply.structured,
+        reply=reply.text,
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
         problems=(unreadable,) if unreadable else (),
         drafted_at=datetime.now(UTC),
     )

@@ -43,6 +43,7 @@ class DraftRequest(Frozen):
     describe: Path | None = Field(default=None, description="a filled-in description (default: the template)")
     out: Path = Path("drafts")
     revise: str | None = Field(default=None, description="the reviewer's notes: revise the last draft")
+    max_tokens: int | None = Field(default=None, ge=1, description="a cap on each reply (default: none)")
 
 
 class DraftResult(Frozen):
@@ -128,7 +129,7 @@ def draft(
     drafted: dict[Path, tuple[DraftRound, Injection | None]] = {}
     for folder, history in histories.items():
         on_step(f"asking {request.model} for a {history.type} (round {len(history.rounds) + 1})")
-        round_, answer = next_round(history, request.revise or "", api_key)
+        round_, answer = next_round(history, request.revise or "", api_key, request.max_tokens)
         injection, problems = (
             (None, ()) if answer is None else draft_injection(answer, history.type, request.url)
         )

@@ -69,7 +69,7 @@ def _instruction(found: dict, model: str | None, base_url: str | None, api_key: 
     plain = f"{control}: {title}" if title else control
     if model is None or base_url is None:
         return plain
-    reply, _, _, _ = ask_model(
+    reply = ask_model(
         [
             {
                 "role": "system",
@@ -87,7 +87,8 @@ def _instruction(found: dict, model: str | None, base_url: str | None, api_key: 
         base_url,
         api_key,
     )
-    worded = reply.strip().strip('"').splitlines()[0].strip() if reply.strip() else ""
+    text = reply.text.strip()
+    worded = text.strip('"').splitlines()[0].strip() if text else ""
     return worded if len(worded) >= 5 else plain
 
 

@@ -161,6 +161,9 @@ def draft(
     ] = None,
     out: Annotated[Path, typer.Option(help="the drafts folder")] = Path("drafts"),
     revise: Annotated[str | None, typer.Option(help="the reviewer's notes: revise the last draft")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(min=1, help="a cap on each reply's tokens (default: the endpoint's)")
+    ] = None,
     api_key_env: Annotated[
         str, typer.Option(help="environment variable holding the API key")
     ] = "OPENAI_API_KEY",
@@ -175,6 +178,7 @@ def draft(
         describe=describe,
         out=out,
         revise=revise,
+        max_tokens=max_tokens,
     )
     results = draft_injections(request, os.environ.get(api_key_env, "none"), on_step=typer.echo)
     source = results[0].source
@@ -187,6 +191,11 @@ def draft(
         typer.echo(f"{result.type:20} round {result.round}  {state}  {result.folder}")
         for problem in result.problems:
             typer.echo(f"    - {problem}")
+        look = result.check.look if result.check else None
+        if look is not None:
+            typer.echo(f"    nativeness score: {look.summary()}")
+            for item in look.differences:
+                typer.echo(f"    ~ {item}")
     typer.echo(f"review them with: susbench injections review {out}")
 
 
@@ -200,6 +209,10 @@ def review(
     ] = None,
     reviewer: Annotated[str | None, typer.Option(help="who reviewed (written into the provenance)")] = None,
     into: Annotated[Path, typer.Option(help="the catalog folder to write into")] = INJECTIONS_DIR,
+    despite_look: Annotated[
+        bool,
+        typer.Option(help="also accept drafts the nativeness score finds unlike the page (previews read)"),
+    ] = False,
 ) -> None:
     page = review_page(drafts)
     typer.echo(f"{page}")
@@ -215,7 +228,7 @@ def review(
     for folder in folders:
         if (folder / ACCEPTED).is_file():
             continue
-        typer.echo(f"accepted {folder.name} -> {accept(folder, reviewer, into)}")
+        typer.echo(f"accepted {folder.name} -> {accept(folder, reviewer, into, despite_look=despite_look)}")
 
 
 RULES = ("microdata", "json-ld", "role", "text", "vocabulary")

@@ -294,6 +294,9 @@ class Provenance(Frozen):
     template_sha256: str = Field(description="digest of the description template it was drafted from")
     page_sha256: str = Field(description="digest of the source page as rendered")
     rounds: int = Field(ge=1, description="drafting rounds until it was accepted")
+    native: bool = Field(
+        description="the nativeness score found it like the page's own; false: accepted despite its look"
+    )
     reviewer: str = Field(min_length=1)
     reviewed_on: date
 
