@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import fcntl
 import shutil
-import subprocess
 import venv
 from pathlib import Path
 
 from susbench.core.errors import SusbenchError
 from susbench.core.paths import cache_dir
+from susbench.core.venvs import pip_install, python_in
 
 REQUIREMENT = "browser-use==0.13.14"
 READY_MARK = ".susbench-ready"
@@ -25,10 +25,6 @@ READY_MARK = ".susbench-ready"
 
 def venv_dir() -> Path:
     return cache_dir() / "venvs" / REQUIREMENT.replace("==", "-")
-
-
-def python_in(folder: Path) -> Path:
-    return folder / "bin" / "python"
 
 
 def installed_python(folder: Path | None = None) -> Path:
@@ -53,17 +49,7 @@ def install(folder: Path | None = None, quiet: bool = True) -> Path:
             return installed_python(folder)
         shutil.rmtree(folder, ignore_errors=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(folder)
-        command = [str(python_in(folder)), "-m", "pip", "install", "--disable-pip-version-check"]
-        result = subprocess.run(
-            [*command, *(["--quiet"] if quiet else []), REQUIREMENT],
-            stdout=subprocess.PIPE if quiet else None,
-            stderr=subprocess.STDOUT if quiet else None,
-            text=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            tail = (result.stdout or "").strip().splitlines()[-5:]
-            raise SusbenchError(f"pip could not install {REQUIREMENT} into {folder}: {' / '.join(tail)}")
+        pip_install(folder, quiet, REQUIREMENT)
         (folder / READY_MARK).write_text(REQUIREMENT + "\n", encoding="utf-8")
     return python_in(folder)
 

@@ -15,13 +15,13 @@ import fcntl
 import hashlib
 import json
 import shutil
-import subprocess
 import sys
 import venv
 from pathlib import Path
 
 from susbench.core.errors import SusbenchError
 from susbench.core.paths import cache_dir
+from susbench.core.venvs import pip_install, python_in
 
 REQUIREMENTS = ("browsergym-core==0.14.3", "browsergym-experiments==0.14.3")
 PACKAGE = Path(__file__).with_name("package")
@@ -33,10 +33,6 @@ READY_MARK = ".susbench-ready"
 
 def venv_dir() -> Path:
     return cache_dir() / "venvs" / "browsergym-0.14.3"
-
-
-def python_in(folder: Path) -> Path:
-    return folder / "bin" / "python"
 
 
 def _fingerprint() -> str:
@@ -60,20 +56,6 @@ def installed_python(folder: Path | None = None) -> Path:
     )
 
 
-def _pip(folder: Path, quiet: bool, *arguments: str) -> None:
-    command = [str(python_in(folder)), "-m", "pip", "install", "--disable-pip-version-check"]
-    result = subprocess.run(
-        [*command, *(["--quiet"] if quiet else []), *arguments],
-        stdout=subprocess.PIPE if quiet else None,
-        stderr=subprocess.STDOUT if quiet else None,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        tail = (result.stdout or "").strip().splitlines()[-5:]
-        raise SusbenchError(f"pip could not install {' '.join(arguments)} into {folder}: {' / '.join(tail)}")
-
-
 def install(folder: Path | None = None, quiet: bool = True) -> Path:
     """Make the virtualenv from PyPI, once per checkout (other processes wait for the first); its
     interpreter. Our package is re-installed, without its dependencies, when its sources changed."""
@@ -87,14 +69,14 @@ def install(folder: Path | None = None, quiet: bool = True) -> Path:
         if not python_in(folder).is_file() or not (folder / ".browsergym-installed").is_file():
             shutil.rmtree(folder, ignore_errors=True)
             venv.EnvBuilder(with_pip=True, clear=True).create(folder)
-            _pip(folder, quiet, *REQUIREMENTS)
+            pip_install(folder, quiet, *REQUIREMENTS)
             (folder / ".browsergym-installed").write_text(" ".join(REQUIREMENTS) + "\n", encoding="utf-8")
         build = folder / "build-susbench-browsergym"
         shutil.rmtree(build, ignore_errors=True)
         shutil.copytree(PACKAGE, build)
-        _pip(folder, quiet, "--no-deps", "--force-reinstall", str(build))
+        pip_install(folder, quiet, "--no-deps", "--force-reinstall", str(build))
         # its own dependencies beyond BrowserGym's: pandas and tqdm, which browsergym.experiments imports
-        _pip(folder, quiet, str(build))
+        pip_install(folder, quiet, str(build))
         shutil.rmtree(build, ignore_errors=True)
         host = {"python": sys.executable}
         (folder / HOST_FILE).write_text(json.dumps(host, indent=1) + "\n", encoding="utf-8")
