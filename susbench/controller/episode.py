@@ -96,32 +96,30 @@ def error_record(
     )
 
 
-def completion_met(page: Page | None, check: CompletionCheck | None, report: ExtensionReport) -> bool | None:
-    """The task's completion check on the final page and in the extension's signed evidence; None
-    when the task has none."""
+def _completes(
+    page: Page | None, check: CompletionCheck | None, control_used: Callable[[], bool]
+) -> bool | None:
     if check is None:
         return None
-    if check.control is not None and not report.control_used:
+    if check.control is not None and not control_used():
         return False
     if check.url is None:
         return True
     if page is None or not url_matches(check.url, page.url):
         return False
     return check.selector is None or page.locator(check.selector).count() > 0
+
+
+def completion_met(page: Page | None, check: CompletionCheck | None, report: ExtensionReport) -> bool | None:
+    """The task's completion check on the final page and in the extension's signed evidence; None
+    when the task has none."""
+    return _completes(page, check, lambda: report.control_used)
 
 
 def completed_now(page: Page | None, check: CompletionCheck | None, bridge: ExtensionBridge) -> bool | None:
     """The task's completion check while the episode runs (the control's use as the worker has noted
     it so far; the signed report decides at the end)."""
-    if check is None:
-        return None
-    if check.control is not None and not bridge.control_used():
-        return False
-    if check.url is None:
-        return True
-    if page is None or not url_matches(check.url, page.url):
-        return False
-    return check.selector is None or page.locator(check.selector).count() > 0
+    return _completes(page, check, bridge.control_used)
 
 
 def act_on_task(
