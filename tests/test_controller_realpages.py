@@ -3,6 +3,8 @@ baselines' expected rates on every type, and completion by the page's own contro
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -69,3 +71,43 @@ def test_baselines_score_zero_and_full_avoidance_on_every_type_of_real_pages(
     for pattern_type in PATTERN_TYPES:
         assert set(found[("naive", pattern_type)]) == {"not_avoided"}, pattern_type  # 0% avoidance
         assert set(found[("careful", pattern_type)]) == {"avoided"}, pattern_type  # 100%
+
+
+def test_building_the_snapshot_is_announced_once_with_its_size(realdata: Path, tmp_path: Path) -> None:
+    """Two saved product pages and one WARC: the first build says what it builds from and where it
+    keeps it; the second finds it and says nothing."""
+    small = tmp_path / "realdata"
+    (small / "product-pages").mkdir(parents=True)
+    (small / "warc").mkdir()
+    truths = json.loads((realdata / "product-pages" / "ground-truth.json").read_text(encoding="utf-8"))
+    times = json.loads((realdata / "product-pages" / "capture-times.json").read_text(encoding="utf-8"))
+    stems = sorted(truths)[:2]
+    for stem in stems:
+        shutil.copy(realdata / "product-pages" / f"{stem}.html.gz", small / "product-pages")
+    for name, data in (("ground-truth.json", truths), ("capture-times.json", times)):
+        chosen = {stem: data[stem] for stem in stems}
+        (small / "product-pages" / name).write_text(json.dumps(chosen), encoding="utf-8")
+    shutil.copy(realdata / "warc" / "books.toscrape.warc", small / "warc")
+    said: list[str] = []
+    built = build_realpages_snapshot(small, tmp_path / "cache", announce=said.append)
+    assert built.is_file() and built.parent == tmp_path / "cache"
+    (line,) = said
+    assert line.startswith(f"building the realpages snapshot from {small} (5 files, ") and str(built) in line
+    with Snapshot.open(built) as snapshot:
+        assert {page.url for page in snapshot.manifest.pages} >= {truths[stem]["url"] for stem in stems}
+    assert build_realpages_snapshot(small, tmp_path / "cache", announce=said.append) == built
+    assert said == [line]
+
+
+@pytest.mark.e2e
+def test_preview_with_real_pages_writes_both_galleries(tmp_path: Path, realdata: Path) -> None:
+    """`injections preview --real-pages 1` writes the local web's gallery and one real page's, as its
+    help says."""
+    generic = next(item for item in load_injections() if item.site == "*")
+    done = run_cli("injections", "preview", "--id", generic.id, "--real-pages", "1", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    pages = [Path(line) for line in done.stdout.splitlines() if line.endswith("index.html")]
+    assert [page.relative_to(tmp_path).as_posix() for page in pages] == ["index.html", "real-1/index.html"]
+    for page in pages:
+        assert generic.id in page.read_text(encoding="utf-8")
+        assert list(page.parent.glob("*.png")), f"{page.parent}: no screenshot"
