@@ -18,7 +18,7 @@ from susbench.analysis.render import render_analysis, render_compare, render_dri
 from susbench.analysis.results import group_results
 from susbench.analysis.summary import Breakdown, analyse
 from susbench.catalog.injections import load_injections
-from susbench.cli.options import DEFAULT_DB, DbOption
+from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
 from susbench.cli.terminal import output_console
 from susbench.core.errors import SusbenchError
 from susbench.results.store import Store
@@ -26,7 +26,7 @@ from susbench.results.store import Store
 
 def report(
     db: DbOption = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    as_json: JsonOption = False,
     where: Annotated[
         str, typer.Option("--where", help="SQL filter over episode_outcomes, e.g. \"mode = 'live'\"")
     ] = "",
@@ -79,7 +79,7 @@ def compare(
     run_a: Annotated[str, typer.Argument(help="first run id (or a unique prefix), e.g. the live run")],
     run_b: Annotated[str, typer.Argument(help="second run id (or a unique prefix), e.g. the snapshot run")],
     db: DbOption = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    as_json: JsonOption = False,
     html: Annotated[
         Path | None, typer.Option("--html", help="write DIR/compare.html (self-contained)")
     ] = None,
@@ -114,7 +114,7 @@ def drift(
     out: Annotated[
         Path | None, typer.Option("--out", help="folder for drift.html, drift.json, screenshots and diffs")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """What changed between two snapshots: URLs, payloads, task pages' text and pixels, anchors."""
 

@@ -18,6 +18,7 @@ from susbench.authoring.review import ACCEPTED, accept, draft_folders, find_draf
 from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks
 from susbench.catalog.tasksets import REALPAGES, TASK_SETS, build_realpages_snapshot
+from susbench.cli.options import GenericInjectionsOption, JsonOption
 from susbench.cli.realism import realism
 from susbench.cli.terminal import output_console, shell_words
 from susbench.core.models import PATTERN_TYPES, SEMANTIC_KINDS, Injection, PatternType
@@ -43,7 +44,7 @@ def validate(paths: Annotated[list[Path] | None, typer.Argument(help="files or f
 
 @injections_app.command("list", help="List injections; --json prints them as one JSON array.")
 def list_injections(
-    as_json: Annotated[bool, typer.Option("--json", help="a JSON array, one object per injection")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     injections = load_injections()
     if as_json:
@@ -245,13 +246,8 @@ def anchor(
             metavar="PAGE_OR_DIR",
         ),
     ],
-    injections: Annotated[
-        str,
-        typer.Option("--injections", help="generic injections: all, ids, types or id globs, comma-separated"),
-    ] = "all",
-    as_json: Annotated[
-        bool, typer.Option("--json", help="a JSON array, one object per page and injection")
-    ] = False,
+    injections: GenericInjectionsOption = "all",
+    as_json: JsonOption = False,
     screenshots: Annotated[
         Path | None, typer.Option("--screenshots", help="a PNG of every placed injection, in this folder")
     ] = None,

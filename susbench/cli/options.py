@@ -45,6 +45,17 @@ InjectionsOption = Annotated[
         "--injections", help="a folder of further injections beside the project's catalog (repeatable)"
     ),
 ]
+GenericInjectionsOption = Annotated[
+    str,
+    typer.Option("--injections", help="generic injections: all, ids, types or id globs, comma-separated"),
+]
+JsonOption = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="print one JSON document instead of tables: an array for a listing, an object for a report",
+    ),
+]
 OperatorConfigOption = Annotated[
     Path | None, typer.Option(help="agents: a YAML file of further settings (README: Agents)")
 ]

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from susbench.cli.options import GenericInjectionsOption, JsonOption
 from susbench.preview.anchors import generic_injections
 from susbench.preview.realism import RealismRow, measure_realism
 
@@ -23,11 +24,8 @@ def realism(
             metavar="PAGE_OR_SNAPSHOT",
         ),
     ],
-    injections: Annotated[
-        str,
-        typer.Option("--injections", help="generic injections: all, ids, types or id globs, comma-separated"),
-    ] = "all",
-    as_json: Annotated[bool, typer.Option("--json", help="one JSON object per page and injection")] = False,
+    injections: GenericInjectionsOption = "all",
+    as_json: JsonOption = False,
 ) -> None:
     rows: list[RealismRow] = []
     for row in measure_realism(pages, generic_injections(injections)):

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from susbench.browser import QUIET_FLAGS
+from susbench.cli.options import JsonOption
 from susbench.cli.terminal import json_words, shell_words
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
@@ -155,7 +156,7 @@ def check(
     snapshot: Annotated[
         Path, typer.Argument(help="a .wacz snapshot or a .warc/.warc.gz", autocompletion=complete_snapshots)
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
+    as_json: JsonOption = False,
     timeout_s: Annotated[float, typer.Option("--timeout", help="seconds per page load")] = 30.0,
     mode: Annotated[str, typer.Option(help=MODE_HELP)] = "proxy",
 ) -> None:

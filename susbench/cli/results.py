@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from susbench.cli.options import DEFAULT_DB, DbOption
+from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
 from susbench.cli.terminal import output_console
 from susbench.core.errors import SusbenchError
 from susbench.core.tables import FittedTable
@@ -26,7 +26,7 @@ def query(
         str, typer.Argument(help='SQL, e.g. "SELECT outcome, count(*) FROM episode_outcomes GROUP BY 1"')
     ],
     db: DbOption = DEFAULT_DB,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON rows instead of a table")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Run SQL on a results database and print a table."""
     with Store(db, read_only=True) as store:

@@ -31,6 +31,7 @@ from susbench.catalog.tasksets import task_set, task_set_snapshot
 from susbench.cli.options import (
     DB_HELP,
     Flag,
+    JsonOption,
     OperatorConfigOption,
     ServeHostOption,
     ServeOption,
@@ -360,7 +361,7 @@ def reproduce(
         str | None, typer.Option("--run", help="re-run only this run of the bundle (id or prefix)")
     ] = None,
     parallel: Annotated[int, typer.Option(min=1, help="episodes at once")] = 2,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of tables")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Re-run a bundle's runs; exit 1 if any outcome of a scripted baseline differs from the stored one."""
     console = output_console()

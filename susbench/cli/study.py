@@ -13,6 +13,7 @@ from susbench.catalog.tasks import complete_tasks
 from susbench.cli.options import (
     DEFAULT_DB,
     DbOption,
+    JsonOption,
     ServeHostOption,
     ServeOption,
     ServePortOption,
@@ -112,7 +113,7 @@ def summary(
     db: DbOption = DEFAULT_DB,
     question: Annotated[str, typer.Option(help="the yes/no question that asks about noticing")] = "unusual",
     answer: Annotated[str, typer.Option(help="the answer that means noticed")] = "yes",
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of a table")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Realism: per injection type, the share of participants who noticed something unusual (Wilson 95%)."""
     from susbench.study.summary import realism_summary
