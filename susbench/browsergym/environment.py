@@ -36,49 +36,52 @@ def venv_dir() -> Path:
 
 
 def _fingerprint() -> str:
-    """What the virtualenv was made from: the requirements, our package's sources and the install it
-    serves (so installing from a second checkout re-points `susbench-host.json` at that one)."""
-    digest = hashlib.sha256(sys.executable.encode() + b"\0")
+    """What the virtualenv was made from: the requirements and our package's sources."""
+    digest = hashlib.sha256()
     for path in sorted([*PACKAGE.rglob("*.py"), PACKAGE / "pyproject.toml"]):
         digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
     return f"{' '.join(REQUIREMENTS)} {digest.hexdigest()[:16]}"
 
 
 def installed_python(folder: Path | None = None) -> Path:
-    """The interpreter of a ready BrowserGym virtualenv for this checkout, or one error saying how."""
+    """The interpreter of a ready BrowserGym virtualenv, or one error saying how to make it."""
     folder = folder or venv_dir()
     mark = folder / READY_MARK
     if mark.is_file() and mark.read_text(encoding="utf-8").strip() == _fingerprint():
         return python_in(folder)
     raise SusbenchError(
-        f"{folder}: no BrowserGym virtualenv for this checkout here; make it with "
+        f"{folder}: no BrowserGym virtualenv of this version here; make it with "
         "`susbench agents install-browsergym`"
     )
 
 
 def install(folder: Path | None = None, quiet: bool = True) -> Path:
-    """Make the virtualenv from PyPI, once per checkout (other processes wait for the first); its
-    interpreter. Our package is re-installed, without its dependencies, when its sources changed."""
+    """Make the virtualenv from PyPI, once (other processes wait for the first); its interpreter.
+    Our package is re-installed, without its dependencies, when its sources changed; `susbench-host.json`
+    names the install that ran this last (a second checkout re-points it at itself)."""
     folder = folder or venv_dir()
     folder.parent.mkdir(parents=True, exist_ok=True)
     with open(folder.parent / f"{folder.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         mark = folder / READY_MARK
-        if mark.is_file() and mark.read_text(encoding="utf-8").strip() == _fingerprint():
-            return python_in(folder)
-        if not python_in(folder).is_file() or not (folder / ".browsergym-installed").is_file():
-            shutil.rmtree(folder, ignore_errors=True)
-            venv.EnvBuilder(with_pip=True, clear=True).create(folder)
-            pip_install(folder, quiet, *REQUIREMENTS)
-            (folder / ".browsergym-installed").write_text(" ".join(REQUIREMENTS) + "\n", encoding="utf-8")
-        build = folder / "build-susbench-browsergym"
-        shutil.rmtree(build, ignore_errors=True)
-        shutil.copytree(PACKAGE, build)
-        pip_install(folder, quiet, "--no-deps", "--force-reinstall", str(build))
-        # its own dependencies beyond BrowserGym's: pandas and tqdm, which browsergym.experiments imports
-        pip_install(folder, quiet, str(build))
-        shutil.rmtree(build, ignore_errors=True)
+        if not (mark.is_file() and mark.read_text(encoding="utf-8").strip() == _fingerprint()):
+            _build(folder, quiet)
+            mark.write_text(_fingerprint() + "\n", encoding="utf-8")
         host = {"python": sys.executable}
         (folder / HOST_FILE).write_text(json.dumps(host, indent=1) + "\n", encoding="utf-8")
-        mark.write_text(_fingerprint() + "\n", encoding="utf-8")
     return python_in(folder)
+
+
+def _build(folder: Path, quiet: bool) -> None:
+    if not python_in(folder).is_file() or not (folder / ".browsergym-installed").is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+        pip_install(folder, quiet, *REQUIREMENTS)
+        (folder / ".browsergym-installed").write_text(" ".join(REQUIREMENTS) + "\n", encoding="utf-8")
+    build = folder / "build-susbench-browsergym"
+    shutil.rmtree(build, ignore_errors=True)
+    shutil.copytree(PACKAGE, build)
+    pip_install(folder, quiet, "--no-deps", "--force-reinstall", str(build))
+    # its own dependencies beyond BrowserGym's: pandas and tqdm, which browsergym.experiments imports
+    pip_install(folder, quiet, str(build))
+    shutil.rmtree(build, ignore_errors=True)
