@@ -22,6 +22,7 @@ from susbench.core.errors import SnapshotError
 from susbench.replayer.factory import replay_server
 from susbench.snapshot import Snapshot, import_warc, verify_snapshot
 from susbench.web import LocalWeb
+from tests.fixtures.wacz_tools import WaczTools
 
 SVG = "image/svg+xml"
 PAGES = ("https://voltcart.test/", "https://voltcart.test/item/aero-14-laptop")
@@ -146,3 +147,53 @@ def test_an_entry_without_its_body_is_left_out_not_stored_empty(tmp_path: Path) 
         assert [snapshot.read_response(entry).body for entry in records] == [icon.encode()]
         (empty,) = [entry for entry in snapshot.entries() if entry.url == "https://site.test/empty"]
         assert snapshot.read_response(empty).body == b""
+
+
+def test_a_firefox_har_imports_with_its_bodies_and_without_the_ones_it_did_not_save(
+    realdata: Path, tmp_path: Path, wacz_tools: WaczTools
+) -> None:
+    """Firefox 111's own "Save All As HAR" of mitmproxy.org (../shared/realdata/har, tests/data/har/
+    README.md): 304s that kept the cached body, gzip-declared bodies stored decoded, a base64 favicon,
+    and five images saved with neither text nor size, which are unknown, not empty; py-wacz accepts
+    the WACZ."""
+    har = realdata / "har" / "firefox.har"
+    log = json.loads(har.read_bytes())["log"]
+    assert log["creator"]["name"] == "Firefox"
+    kept = {
+        entry["request"]["url"]: entry for entry in log["entries"] if "text" in entry["response"]["content"]
+    }
+    out = tmp_path / "firefox.wacz"
+    result = CliRunner().invoke(app, ["snapshot", "import", str(har), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    left_out = len(log["entries"]) - len(kept)
+    said = " ".join(result.output.split())  # the console wraps long lines
+    assert left_out == 5 and f"{left_out} entries without their response body left out" in said
+    assert verify_snapshot(out).ok
+    validated = wacz_tools.validate(out)
+    assert validated.returncode == 0 and "Validation succeeded" in validated.stdout, validated.stdout
+    with Snapshot.open(out) as snapshot:
+        by_url = {entry.url: entry for entry in snapshot.entries()}
+        assert set(by_url) == set(kept)
+        for url, entry in kept.items():
+            content = entry["response"]["content"]
+            body = (
+                base64.b64decode(content["text"])
+                if content.get("encoding") == "base64"
+                else content["text"].encode("utf-8")
+            )
+            response = snapshot.read_response(by_url[url])
+            assert response.body == body and len(body) == content["size"], url
+            status = entry["response"]["status"]
+            assert response.status == (200 if status == 304 else status), url
+            assert response.header("Content-Encoding") is None, url
+        html = [url for url, entry in kept.items() if entry["response"]["content"]["mimeType"] == "text/html"]
+        assert [page.url for page in snapshot.manifest.pages] == html
+        assert html[0] == "https://mitmproxy.org/"
+
+
+def test_a_har_body_in_an_encoding_other_than_base64_names_the_field(tmp_path: Path) -> None:
+    har = tmp_path / "odd.har"
+    content = {"size": 2, "mimeType": "text/plain", "text": "hi", "encoding": "quoted-printable"}
+    har.write_text(json.dumps({"log": {"entries": [_entry("https://site.test/", content, [])]}}), "utf-8")
+    with pytest.raises(SnapshotError, match=r"odd.har: log.entries.0.response.content.encoding: 'quoted"):
+        import_warc([har], tmp_path / "odd.wacz")

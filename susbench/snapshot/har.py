@@ -4,8 +4,10 @@ WARC records, so `susbench snapshot import x.har` makes a snapshot of what the H
 Every entry with its response body becomes a response record and its request record, at the entry's
 own start time. A HAR stores bodies decoded, so the encodings it no longer has (Content-Encoding,
 Transfer-Encoding) are dropped and Content-Length is the body's; HTTP/2 pseudo-headers are dropped.
-Entries without a body the HAR kept (no text, yet a size or a Content-Length), and failed requests
-(status 0), are left out and counted.
+Entries without a body the HAR kept (no text, yet a size or a Content-Length, or no size at all as
+Firefox writes for bodies it did not save), and failed requests (status 0), are left out and counted.
+A 304 whose body the HAR kept (DevTools and Firefox save the cached body they showed) is stored as a
+200: replayed to a browser with an empty cache, a 304 would leave it nothing to show.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from susbench.core.errors import SnapshotError
 
 HAR_SUFFIX = ".har"
 DROPPED_HEADERS = {"content-encoding", "transfer-encoding", "content-length"}
+NOT_MODIFIED = 304
 
 
 class _Har(BaseModel):
@@ -53,7 +56,7 @@ class HarRequest(_Har):
 
 
 class HarContent(_Har):
-    size: int = 0
+    size: int | None = None
     mimeType: str = ""
     text: str | None = None
     encoding: str | None = None
@@ -108,10 +111,16 @@ def _declared_length(response: HarResponse) -> int | None:
 def _body(path: Path, index: int, response: HarResponse) -> bytes | None:
     """The response body as it was sent (decoded); None when the HAR did not keep it. Without text,
     a body is empty only when the HAR says so (size 0) and the headers do not declare one: Chromium's
-    own requests (the favicon) are recorded with a size and a Content-Length but no text."""
+    own requests (the favicon) are recorded with a size and a Content-Length but no text, Firefox's
+    unsaved bodies with no size; a 304 without text says nothing of its body."""
     content = response.content
     if content.text is None:
-        return b"" if content.size == 0 and not _declared_length(response) else None
+        empty = content.size == 0 and response.status != NOT_MODIFIED and not _declared_length(response)
+        return b"" if empty else None
+    if content.encoding not in (None, "", "base64"):
+        raise SnapshotError(
+            f"{path}: log.entries.{index}.response.content.encoding: {content.encoding!r}, not base64"
+        )
     if content.encoding == "base64":
         try:
             return base64.b64decode(content.text, validate=True)
@@ -148,7 +157,11 @@ def write_har_warc(path: Path, out: Path) -> tuple[Path, int]:
                 left_out += 1
                 continue
             date = entry.startedDateTime.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            status = f"{entry.response.status} {entry.response.statusText}".strip()
+            status = (
+                "200 OK"
+                if entry.response.status == NOT_MODIFIED
+                else f"{entry.response.status} {entry.response.statusText}".strip()
+            )
             headers = [*_kept(entry.response.headers), ("Content-Length", str(len(body)))]
             if entry.response.content.mimeType and not any(n.lower() == "content-type" for n, _ in headers):
                 headers.append(("Content-Type", entry.response.content.mimeType))
