@@ -16,6 +16,7 @@ from susbench.agents.actions import (
     Scroll,
     TypeText,
     Wait,
+    action_schema,
     parse_action,
 )
 from susbench.agents.anthropic_cu import Display, computer_action
@@ -144,3 +145,23 @@ def test_json_replies_actions_and_final_messages() -> None:
         parse_action({"action": "click", "x": 3})
     with pytest.raises(ActionRefused, match="invalid action"):
         parse_action({"action": "fly"})
+
+
+def test_held_keys_are_a_closed_list_in_the_action_and_in_its_schema() -> None:
+    """SmolLM2 filled a free-string `modifiers` array until its token budget ran out, on every step;
+    the schema a constraining server enforces now allows four keys, at most four times."""
+    assert parse_action({"action": "click", "element": 3, "modifiers": ["ctrl", "SHIFT", "cmd"]}) == Click(
+        element=3, modifiers=("Control", "Shift", "Meta")
+    )
+    assert computer_action(
+        {"action": "left_click", "coordinate": [8, 8], "text": "shift"},
+        Display((1280, 800), Viewport(width=1280, height=800)),
+        100,
+    ) == Click(x=8, y=8, modifiers=("Shift",))
+    with pytest.raises(ActionRefused, match=r"modifiers\.0"):
+        parse_action({"action": "click", "element": 3, "modifiers": ["Arc Pro Gaming Mouse"]})
+    with pytest.raises(ActionRefused, match="modifiers"):
+        parse_action({"action": "click", "element": 3, "modifiers": ["Alt"] * 5})
+    click = next(v for v in action_schema()["anyOf"] if v["properties"]["action"] == {"const": "click"})
+    held = click["properties"]["modifiers"]
+    assert held["items"]["enum"] == ["Alt", "Control", "Meta", "Shift"] and held["maxItems"] == 4

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
 
+from susbench.agents.keys import UnknownKey, key_name
 from susbench.core.models import Frozen
 
 MAX_WAIT_S = 10.0
+# The keys a click can be held with. A closed list, so a server that constrains replies to the schema
+# cannot let a model fill `modifiers` with free strings until its token budget runs out (SmolLM2 did,
+# on every step: benchmarks/results/local-model-2026-12-02.md).
+Modifier = Literal["Alt", "Control", "Meta", "Shift"]
 
 
 class Point(Frozen):
@@ -31,7 +36,20 @@ class Click(Frozen):
     element: int | None = Field(default=None, description="an element number from the latest element list")
     button: Literal["left", "right", "middle"] = "left"
     clicks: int = Field(default=1, ge=1, le=3, description="2 for a double click")
-    modifiers: tuple[str, ...] = Field(default=(), description="keys held while clicking, e.g. Shift")
+    modifiers: tuple[Modifier, ...] = Field(
+        default=(), max_length=4, description="keys held while clicking, e.g. Shift"
+    )
+
+    @field_validator("modifiers", mode="before")
+    @classmethod
+    def _key_names(cls, value: Any) -> Any:
+        """Vendors spell held keys their own way (`ctrl`, `CTRL`, `cmd`): one spelling here."""
+        if not isinstance(value, list | tuple):
+            return value
+        try:
+            return tuple(key_name(str(key)) for key in value)
+        except UnknownKey:
+            return value
 
     @model_validator(mode="after")
     def _one_target(self) -> Click:
