@@ -22,6 +22,14 @@ MAX_WAIT_S = 10.0
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]
 
 
+def _spelled(key: Any) -> Any:
+    """A held key in Playwright's spelling; one no keyboard has is left as given, for the error to name."""
+    try:
+        return key_name(str(key))
+    except UnknownKey:
+        return key
+
+
 class Point(Frozen):
     x: float
     y: float
@@ -46,10 +54,7 @@ class Click(Frozen):
         """Vendors spell held keys their own way (`ctrl`, `CTRL`, `cmd`): one spelling here."""
         if not isinstance(value, list | tuple):
             return value
-        try:
-            return tuple(key_name(str(key)) for key in value)
-        except UnknownKey:
-            return value
+        return tuple(_spelled(key) for key in value)
 
     @model_validator(mode="after")
     def _one_target(self) -> Click:

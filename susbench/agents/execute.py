@@ -30,7 +30,7 @@ from susbench.agents.actions import (
     TypeText,
     Wait,
 )
-from susbench.agents.keys import UnknownKey, key_combination, key_name
+from susbench.agents.keys import UnknownKey, key_combination
 from susbench.agents.observe import Box, Element
 from susbench.agents.window import BrowserWindow
 
@@ -139,7 +139,7 @@ class Executor:
         else:
             assert action.x is not None and action.y is not None
             point = self._inside(action.x, action.y)
-        held = [key_name(key) for key in action.modifiers]
+        held = action.modifiers  # already in Playwright's spelling (Click's validator)
         for key in held:
             self.page.keyboard.down(key)
         try:
