@@ -165,3 +165,7 @@ def test_held_keys_are_a_closed_list_in_the_action_and_in_its_schema() -> None:
     click = next(v for v in action_schema()["anyOf"] if v["properties"]["action"] == {"const": "click"})
     held = click["properties"]["modifiers"]
     assert held["items"]["enum"] == ["Alt", "Control", "Meta", "Shift"] and held["maxItems"] == 4
+    on_page = next(v for v in action_schema([7, 3])["anyOf"] if v["properties"]["action"]["const"] == "click")
+    assert on_page["properties"]["element"]["anyOf"] == [{"enum": [3, 7]}, {"type": "null"}]
+    typing = next(v for v in action_schema([])["anyOf"] if v["properties"]["action"] == {"const": "type"})
+    assert typing["properties"]["element"]["anyOf"] == [{"type": "null"}, {"type": "null"}]

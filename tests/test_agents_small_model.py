@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from susbench.agents.local_model import local_model_server
-from susbench.agents.observe import Observation
+from susbench.agents.observe import Box, Element, Observation
 from susbench.agents.openai_chat import ChatConversation, OpenAIChatOperator
 from susbench.agents.window import Viewport
 from susbench.core.errors import InputError, SusbenchError
@@ -87,6 +87,17 @@ def test_a_server_without_structured_outputs_gets_json_in_the_prompt(
         image=None,
         viewport=Viewport(width=1280, height=800, scroll_x=0, scroll_y=0, page_height=800),
         text="[1] button",
+        elements={
+            1: Element(
+                id=1,
+                role="button",
+                name="Buy",
+                box=Box(x=0, y=0, width=40, height=20),
+                in_viewport=True,
+                visible=True,
+                node=5,
+            )
+        },
     )
     conversation = ChatConversation(operator, "Buy a mug.", page)
     for _ in range(2):
@@ -94,6 +105,12 @@ def test_a_server_without_structured_outputs_gets_json_in_the_prompt(
         turn = conversation.accept(conversation.send(30).parse())
         assert [proposal.action.model_dump()["dy"] for proposal in turn.proposals] == [400.0]
     assert ["response_format" in request for request in seen] == [True, False, False]
+    click = next(
+        variant
+        for variant in seen[0]["response_format"]["json_schema"]["schema"]["anyOf"]
+        if variant["properties"]["action"] == {"const": "click"}
+    )
+    assert click["properties"]["element"]["anyOf"][0] == {"enum": [1]}, "only the page's own element numbers"
     assert all(request["seed"] == 7 and request["temperature"] == 0 for request in seen)
     assert "exactly one JSON object" in json.dumps(seen[1]["messages"][0])
 

@@ -23,7 +23,13 @@ from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow
 from susbench.results.store import RunRecord, Store
 from susbench.study.design import participant_order, williams_rows
-from susbench.study.session import check_participant, consent_screen, questions_screen
+from susbench.study.session import (
+    StudyResult,
+    check_participant,
+    consent_screen,
+    questions_screen,
+    session_line,
+)
 from susbench.study.storage import StudySettings, StudyStore, TaskResponse
 from susbench.study.summary import realism_summary
 from tests.test_store_results import record, run_record
@@ -234,3 +240,12 @@ def test_the_report_says_which_control_episodes_were_practice(tmp_path: Path) ->
     assert (group.control_episodes, group.practice_episodes) == ({"careful": 2}, {"careful": 1})
     table = episodes(group)
     assert [row[table.headers.index("control")] for row in table.rows] == ["2 (1 practice)"]
+
+
+def test_the_closing_line_says_when_the_practice_task_is_among_the_tasks_run() -> None:
+    with_practice = StudyResult(participant="P01", state="finished", ran=3, practice_ran=True)
+    assert "3 tasks run now (the practice task among them), 0 already done" in session_line(
+        with_practice, Path("study.duckdb")
+    )
+    resumed = StudyResult(participant="P01", state="finished", ran=3, skipped=2)
+    assert "3 tasks run now, 2 already done" in session_line(resumed, Path("study.duckdb"))

@@ -8,6 +8,7 @@ model is told about and the one the harness accepts cannot drift apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
@@ -216,11 +217,19 @@ def parameters_schema(model: type[Frozen]) -> dict[str, Any]:
     return result
 
 
-def action_schema() -> dict[str, Any]:
-    """The JSON schema of one chat action (for `response_format` on servers without tools)."""
+def action_schema(elements: Sequence[int] | None = None) -> dict[str, Any]:
+    """The JSON schema of one chat action (for `response_format` on servers without tools).
+
+    Given the latest observation's element numbers, `element` may only be one of them: a server that
+    constrains replies to the schema then cannot let a model name an element that is not on the page
+    (SmolLM2 named the viewport's width, 1280, when the prompt's example had no number to copy)."""
     variants = []
     for name, model in CHAT_ACTIONS.items():
         parameters = parameters_schema(model)
+        if elements is not None and "element" in parameters["properties"]:
+            spec = parameters["properties"]["element"]
+            listed = {"enum": sorted(elements)} if elements else {"type": "null"}
+            parameters["properties"]["element"] = {**spec, "anyOf": [listed, {"type": "null"}]}
         parameters["properties"] = {"action": {"const": name}, **parameters["properties"]}
         parameters["required"] = ["action", *parameters["required"]]
         variants.append(parameters)

@@ -114,6 +114,7 @@ class ChatConversation(Conversation):
         ]
         self.pending: list[dict[str, Any]] = []
         self.schema_refused = False
+        self.element_numbers: tuple[int, ...] = tuple(first.elements)
 
     def prepare(self, observation: Observation, feedback: list[Feedback]) -> None:
         pending: list[dict[str, Any]] = []
@@ -129,6 +130,7 @@ class ChatConversation(Conversation):
             content.append({"type": "image_url", "image_url": {"url": data_url(observation.image)}})
         pending.append({"role": "user", "content": content, "observation": True})
         self.pending = pending
+        self.element_numbers = tuple(observation.elements)
 
     def _request_messages(self) -> list[dict[str, Any]]:
         """History plus the pending messages, older observations cut down to the configured number."""
@@ -171,7 +173,7 @@ class ChatConversation(Conversation):
                 **request,
                 "response_format": {
                     "type": "json_schema",
-                    "json_schema": {"name": "browser_action", "schema": action_schema()},
+                    "json_schema": {"name": "browser_action", "schema": action_schema(self.element_numbers)},
                 },
             }
             try:

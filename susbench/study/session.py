@@ -139,13 +139,15 @@ class StudyResult(Frozen):
     state: str
     ran: int = Field(default=0, description="tasks whose episode this invocation ran and stored")
     skipped: int = Field(default=0, description="tasks done (episode and answers) before it")
+    practice_ran: bool = Field(default=False, description="the practice task is one of `ran`")
     interrupted_by: int | None = None
     stopped_at: str = Field(default="", description="what the participant was shown when the stop came")
 
 
 def session_line(result: StudyResult, db: Path) -> str:
     """What the command says at the end: the counts, and after a stop what became of the session."""
-    counts = f"{result.ran} tasks run now, {result.skipped} already done"
+    practice = " (the practice task among them)" if result.practice_ran else ""
+    counts = f"{result.ran} tasks run now{practice}, {result.skipped} already done"
     if result.interrupted_by is None:
         return (
             f"participant {result.participant}: {result.state}; {counts}; results in {db} "
@@ -275,7 +277,7 @@ class Study:
         except KeyboardInterrupt as exc:
             return self._result.model_copy(update={"interrupted_by": stop_signal(exc)})
 
-    def _now_at(self, stopped_at: str, **counts: int) -> None:
+    def _now_at(self, stopped_at: str, **counts: int | bool) -> None:
         self._result = self._result.model_copy(update={"stopped_at": stopped_at, **counts})
 
     def _run(self) -> StudyResult:
@@ -363,10 +365,11 @@ class Study:
                 self.say(f"{session.participant}: {label} ({step.task.id})")
                 self._now_at(f"during {label}")
                 summary = run_benchmark(step.options, plan=one_episode(step.task.id, repeat))
+                practice_ran = self._result.practice_ran or (step.practice and summary.stored > 0)
                 if summary.interrupted:
-                    self._now_at(f"during {label}", ran=ran + summary.stored)
+                    self._now_at(f"during {label}", ran=ran + summary.stored, practice_ran=practice_ran)
                     return self._result.model_copy(update={"interrupted_by": summary.stop_signal})
-                self._now_at(f"after {label}", ran=ran + summary.stored)
+                self._now_at(f"after {label}", ran=ran + summary.stored, practice_ran=practice_ran)
             if step.task.id not in answered:
                 self._now_at(f"at the questions after {label}")
                 self._ask_questions(window, session, step, episode, label)
