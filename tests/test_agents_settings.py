@@ -165,7 +165,12 @@ def test_held_keys_are_a_closed_list_in_the_action_and_in_its_schema() -> None:
     click = next(v for v in action_schema()["anyOf"] if v["properties"]["action"] == {"const": "click"})
     held = click["properties"]["modifiers"]
     assert held["items"]["enum"] == ["Alt", "Control", "Meta", "Shift"] and held["maxItems"] == 4
-    on_page = next(v for v in action_schema([7, 3])["anyOf"] if v["properties"]["action"]["const"] == "click")
-    assert on_page["properties"]["element"]["anyOf"] == [{"enum": [3, 7]}, {"type": "null"}]
+    clicks = [v for v in action_schema([7, 3])["anyOf"] if v["properties"]["action"] == {"const": "click"}]
+    by_element, by_point = clicks
+    assert by_element["properties"]["element"]["enum"] == [3, 7] and "x" not in by_element["properties"]
+    assert by_element["required"] == ["action", "element"] and by_point["required"] == ["action", "x", "y"]
+    assert "element" not in by_point["properties"] and by_point["properties"]["x"]["type"] == "number"
     typing = next(v for v in action_schema([])["anyOf"] if v["properties"]["action"] == {"const": "type"})
-    assert typing["properties"]["element"]["anyOf"] == [{"type": "null"}, {"type": "null"}]
+    assert typing["properties"]["element"]["anyOf"] == [{"type": "null"}]
+    no_elements = [v for v in action_schema([])["anyOf"] if v["properties"]["action"] == {"const": "click"}]
+    assert [v["required"] for v in no_elements] == [["action", "x", "y"]]

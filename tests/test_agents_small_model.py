@@ -110,7 +110,7 @@ def test_a_server_without_structured_outputs_gets_json_in_the_prompt(
         for variant in seen[0]["response_format"]["json_schema"]["schema"]["anyOf"]
         if variant["properties"]["action"] == {"const": "click"}
     )
-    assert click["properties"]["element"]["anyOf"][0] == {"enum": [1]}, "only the page's own element numbers"
+    assert click["properties"]["element"]["enum"] == [1], "only the page's own element numbers"
     assert all(request["seed"] == 7 and request["temperature"] == 0 for request in seen)
     assert "exactly one JSON object" in json.dumps(seen[1]["messages"][0])
 

@@ -217,6 +217,12 @@ def parameters_schema(model: type[Frozen]) -> dict[str, Any]:
     return result
 
 
+# Actions that need exactly one of several groups of fields (Click's validator): the JSON schema has a
+# variant per group, so a server that constrains replies to it cannot produce a click the harness
+# refuses (SmolLM2 wrote `"element": null` with no x and y on every step of a page without its number).
+ONE_TARGET: dict[str, tuple[tuple[str, ...], ...]] = {"click": (("element",), ("x", "y"))}
+
+
 def action_schema(elements: Sequence[int] | None = None) -> dict[str, Any]:
     """The JSON schema of one chat action (for `response_format` on servers without tools).
 
@@ -226,14 +232,38 @@ def action_schema(elements: Sequence[int] | None = None) -> dict[str, Any]:
     variants = []
     for name, model in CHAT_ACTIONS.items():
         parameters = parameters_schema(model)
-        if elements is not None and "element" in parameters["properties"]:
-            spec = parameters["properties"]["element"]
-            listed = {"enum": sorted(elements)} if elements else {"type": "null"}
-            parameters["properties"]["element"] = {**spec, "anyOf": [listed, {"type": "null"}]}
         parameters["properties"] = {"action": {"const": name}, **parameters["properties"]}
         parameters["required"] = ["action", *parameters["required"]]
-        variants.append(parameters)
+        if elements is not None and "element" in parameters["properties"]:
+            spec = {
+                key: value for key, value in parameters["properties"]["element"].items() if key != "anyOf"
+            }
+            listed = [{"enum": sorted(elements)}] if elements else []
+            parameters["properties"]["element"] = {**spec, "anyOf": [*listed, {"type": "null"}]}
+        groups = ONE_TARGET.get(name)
+        if groups is None:
+            variants.append(parameters)
+            continue
+        for group in groups:
+            if "element" in group and elements is not None and not elements:
+                continue  # no element on the page to name
+            others = {field for other in groups if other is not group for field in other}
+            properties = {
+                field: _not_null(spec) if field in group else spec
+                for field, spec in parameters["properties"].items()
+                if field not in others
+            }
+            variants.append(
+                {**parameters, "properties": properties, "required": [*parameters["required"], *group]}
+            )
     return {"type": "object", "anyOf": variants}
+
+
+def _not_null(spec: dict[str, Any]) -> dict[str, Any]:
+    """A field's schema without its `null` alternative or its null default: the field must be given."""
+    options = [option for option in spec.get("anyOf", []) if option != {"type": "null"}]
+    kept = {key: value for key, value in spec.items() if key not in ("anyOf", "default")}
+    return {**kept, **options[0]} if len(options) == 1 else {**kept, "anyOf": options}
 
 
 def _shorten(data: Any, limit: int = 120) -> str:
