@@ -85,16 +85,18 @@ def _find(comparisons: list[Comparison], factor: str, first: str, second: str) -
     return None
 
 
+# A tick label longer than this is slanted, so neighbours cannot overlap (an agent operator's name).
+LONG_LABEL = 12
+
+
 def _style(axes: Axes, title: str, labels: list[str], top: float) -> None:
     axes.set_title(title, loc="left", fontsize=10, fontweight="bold")
     axes.set_ylim(0, top)
     axes.set_yticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
     axes.set_ylabel("avoidance rate")
+    slanted = len(labels) > 4 or any(len(label) > LONG_LABEL for label in labels)
     axes.set_xticks(
-        range(len(labels)),
-        labels,
-        rotation=30 if len(labels) > 4 else 0,
-        ha="right" if len(labels) > 4 else "center",
+        range(len(labels)), labels, rotation=30 if slanted else 0, ha="right" if slanted else "center"
     )
     axes.spines[["top", "right"]].set_visible(False)
     axes.grid(axis="y", color="#e5e5e5", linewidth=0.6)
@@ -165,9 +167,8 @@ def panel_by_type_and_operator(axes: Axes, report: GroupReport) -> None:
         handles=handles,
         frameon=False,
         fontsize=8,
-        ncols=min(4, len(operators)),
-        loc="upper right",
-        bbox_to_anchor=(1.0, 1.12),
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
     )
 
 

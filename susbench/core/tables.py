@@ -53,6 +53,7 @@ class FittedTable:
             title=self.title,
             title_justify="left",
             caption=self.caption,
+            caption_justify="left",
             box=box.SIMPLE_HEAD,
             padding=(0, 0),
             show_edge=False,
