@@ -55,14 +55,19 @@ def page_urls(snapshot: Any) -> list[tuple[str, str | None]]:
     return list(dict.fromkeys(html))
 
 
-def load_page(browser: Browser, profile: BrowserProfile, url: str, timeout_s: float) -> str | None:
-    """Open `url` in a fresh context and let it settle; returns an error text or None."""
+def load_page(
+    browser: Browser, profile: BrowserProfile, url: str, timeout_s: float, screenshot: Path | None = None
+) -> str | None:
+    """Open `url` in a fresh context and let it settle (then take a full-page screenshot, if asked);
+    returns an error text or None."""
     context = fresh_context(browser, profile)
     try:
         page = context.new_page()
         page.goto(url, wait_until="load", timeout=timeout_s * 1000)
         with suppress(PlaywrightError):
             page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
+        if screenshot is not None:
+            page.screenshot(path=screenshot, full_page=True)
         return None
     except PlaywrightError as exc:
         return browser_failure(exc.message)

@@ -13,18 +13,16 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import suppress
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from playwright.sync_api import Browser, Playwright
-from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import Playwright
 from pydantic import Field
 
 from susbench.analysis.pixels import pixel_diff
-from susbench.browser import BrowserProfile, fresh_context, launch_browser, replay_profile, routed_profile
+from susbench.browser import launch_browser, replay_profile, routed_profile
 from susbench.core.models import Frozen, PageLook
-from susbench.replayer.check import SETTLE_MS, STARTUP_NOISE_S, page_urls
+from susbench.replayer.check import STARTUP_NOISE_S, load_page, page_urls
 from susbench.replayer.factory import replay_server
 from susbench.replayer.service import Coverage
 from susbench.snapshot import Snapshot, import_warc
@@ -104,23 +102,6 @@ def record(server: OriginServer, urls: list[str], out: Path) -> float:
     return elapsed
 
 
-def _load(browser: Browser, profile: BrowserProfile, url: str, shot: Path) -> str | None:
-    """Open `url` in a fresh context, settle it as `replay check` does, take a full-page screenshot;
-    returns an error text or None."""
-    context = fresh_context(browser, profile)
-    try:
-        page = context.new_page()
-        page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_S * 1000)
-        with suppress(PlaywrightError):
-            page.wait_for_load_state("networkidle", timeout=SETTLE_MS)
-        page.screenshot(path=shot, full_page=True)
-        return None
-    except PlaywrightError as exc:
-        return exc.message
-    finally:
-        context.close()
-
-
 def replay_pages(
     snapshot: Path, urls: list[str], hosts: set[str], folder: Path, playwright: Playwright
 ) -> list[ReplayedPage]:
@@ -136,7 +117,7 @@ def replay_pages(
             for index, url in enumerate(urls):
                 episode = server.new_episode(sessions.get(url))
                 shot = folder / f"page-{index}.png"
-                error = _load(browser, profile, url, shot)
+                error = load_page(browser, profile, url, PAGE_TIMEOUT_S, shot)
                 own = [
                     entry for entry in server.episode_log(episode) if urlsplit(entry.url).hostname in hosts
                 ]
@@ -160,7 +141,7 @@ def live_pages(server: OriginServer, urls: list[str], folder: Path, playwright: 
     shots = [folder / f"page-{index}.png" for index in range(len(urls))]
     with launch_browser(playwright, profile) as browser:
         for url, shot in zip(urls, shots, strict=True):
-            error = _load(browser, profile, url, shot)
+            error = load_page(browser, profile, url, PAGE_TIMEOUT_S, shot)
             if error is not None:
                 raise RuntimeError(f"the origin did not serve {url}: {error}")
     return shots
