@@ -51,8 +51,7 @@ def test_a_real_archive_served_live_is_recorded_and_replays_like_the_original(
     name: str, realdata: Path, web_playwright: Playwright, tmp_path: Path
 ) -> None:
     warc = realdata / "warc" / name
-    if not warc.is_file():
-        pytest.skip(f"{warc} is absent")
+    assert warc.is_file(), f"{warc} is missing from the shared real data (../shared/realdata/README.md)"
     trip = round_trip(warc, tmp_path, web_playwright)
     assert trip.pages, "no page of the archive to record"
     assert verify_snapshot(trip.recording).ok
