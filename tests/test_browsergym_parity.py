@@ -8,7 +8,10 @@ side never sees them."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Playwright
@@ -17,6 +20,7 @@ from susbench.browser.bridge import Choice, ExtensionBridge
 from susbench.catalog.tasks import load_tasks
 from susbench.operators.scripted import ROLE_POLICY
 from susbench.results.store import Store
+from tests.episode_evidence import as_json, choices_text, event_lines, now_ms, story, told_on_failure
 from tests.fixtures.browsergym import Driver
 from tests.type_tasks import TYPE_TASKS
 
@@ -31,6 +35,13 @@ CASES = [
 WAIT_STEPS = 20
 TASKS = {task.id: task for task in load_tasks()}
 VIEWPORT_HEIGHT = 800
+# What a failure tells of each driver answer (not the AXTree's text: the ids and boxes say enough).
+TOLD = ("url", "bid", "last_action_error", "reward", "terminated", "info", "ids", "som", "boxes")
+# The running episode's events, from the extension's ledger (its secret stays there).
+LEDGER = """async () => {
+  const saved = await chrome.storage.session.get("ledger");
+  return saved.ledger ? saved.ledger.events : [];
+}"""
 
 
 def visible_choices(web_playwright: Playwright, cdp_url: str, url: str) -> list[Choice]:
@@ -50,6 +61,113 @@ def same_box(choice: Choice, box: list[float] | None) -> bool:
     )
 
 
+def ledger_events(web_playwright: Playwright, cdp_url: str) -> list[tuple[int, str, Any]]:
+    """The running episode's events as the extension holds them: its run holds the DuckDB until closed."""
+    browser = web_playwright.chromium.connect_over_cdp(cdp_url)
+    try:
+        events = ExtensionBridge(browser.contexts[0]).worker().evaluate(LEDGER)
+    finally:
+        browser.close()  # over CDP: only this connection
+    return [(event["ts_ms"], f"extension:{event['kind']}", event["detail"]) for event in events]
+
+
+@dataclass
+class Call:
+    """One command to the driver, what it answered and each list of choices the test read after it."""
+
+    ts_ms: int
+    op: str
+    command: dict[str, Any]
+    answer: dict[str, Any]
+    looks: list[tuple[int, list[Choice]]] = field(default_factory=list)
+
+    def lines(self, start_ms: int, before: Call | None) -> list[str]:
+        """The call and its answer (folded when it is the answer before), then each look after it."""
+        same = before is not None and before.answer == self.answer
+        answer = "the same as the call before" if same else as_json(self.answer)
+        return [
+            f"  {self.ts_ms - start_ms:+7d} ms  {self.op} {as_json(self.command)} -> {answer}",
+            *(f"  {ts_ms - start_ms:+7d} ms    {choices_text(choices)}" for ts_ms, choices in self.looks),
+        ]
+
+
+class Trail:
+    """The driver's calls as the test makes them, kept so that a failure can tell the whole episode.
+    Until `close` the run holds its DuckDB, so the extension's events come from its ledger over CDP;
+    once the episode is stored, from the DuckDB with the replay log."""
+
+    def __init__(self, driver: Driver, web_playwright: Playwright, db: Path) -> None:
+        self.driver = driver
+        self.web_playwright = web_playwright
+        self.db = db
+        self.calls: list[Call] = []
+        self.cdp_url: str | None = None
+        self.closed = False
+
+    def call(self, op: str, **command: Any) -> dict[str, Any]:
+        answer = self.driver.call(op, **command)
+        self.calls.append(Call(now_ms(), op, command, {key: answer[key] for key in TOLD if key in answer}))
+        self.cdp_url = answer.get("cdp_url", self.cdp_url)
+        self.closed = self.closed or op == "close"
+        return answer
+
+    def looked(self, choices: list[Choice]) -> list[Choice]:
+        self.calls[-1].looks.append((now_ms(), choices))
+        return choices
+
+    def story(self) -> str:
+        """Every call, then the episode's events and, once it is stored, its outcome and replay log."""
+        if not self.calls or self.cdp_url is None:
+            return "the driver did not answer the reset"
+        episode_id = str(self.calls[0].answer["info"]["episode_id"])
+        stored: dict[str, list[str]] = {}
+        try:
+            if self.closed:
+                events, stored = self._stored(episode_id)
+            else:
+                events = ledger_events(self.web_playwright, self.cdp_url)
+        except Exception as exc:  # noqa: BLE001 - the calls still tell what the test saw
+            events, stored = [], {"events unreadable": [f"  {type(exc).__name__}: {exc}"]}
+        start = events[0][0] if events else self.calls[0].ts_ms
+        calls: list[str] = []
+        for index, call in enumerate(self.calls):
+            calls += call.lines(start, self.calls[index - 1] if index else None)
+        state = "stored: events from its DuckDB" if self.closed else "still running: events over CDP"
+        return story(
+            f"episode {episode_id} ({state})",
+            {
+                "driver calls as answered, each with the choices the extension listed after it": calls,
+                "events (ms since the first)": event_lines(events, start),
+                **stored,
+            },
+        )
+
+    def _stored(self, episode_id: str) -> tuple[list[tuple[int, str, Any]], dict[str, list[str]]]:
+        with Store(self.db, read_only=True) as store:
+            _, outcome = store.query(
+                "SELECT e.operator, o.kind, o.reason, e.completed, e.error FROM episodes e "
+                "JOIN outcomes o USING (episode_id) WHERE episode_id = ?",
+                [episode_id],
+            )
+            _, events = store.query(
+                "SELECT ts_ms, source, kind, detail FROM events WHERE episode_id = ? ORDER BY seq",
+                [episode_id],
+            )
+            _, requests = store.query(
+                "SELECT method, url, status, match_kind, rule, score, miss FROM requests "
+                "WHERE episode_id = ? ORDER BY seq",
+                [episode_id],
+            )
+        replay = [
+            f"  {method} {url} -> {status} {kind} rule={rule} score={score}{' MISS' if miss else ''}"
+            for method, url, status, kind, rule, score, miss in requests
+        ]
+        return (
+            [(ts_ms, f"{source}:{kind}", json.loads(detail)) for ts_ms, source, kind, detail in events],
+            {"stored outcome": [f"  {as_json(row)}" for row in outcome], "replay log": replay},
+        )
+
+
 @pytest.mark.parametrize(("pattern_type", "policy", "role"), CASES, ids=[f"{t}-{p}" for t, p, _ in CASES])
 def test_every_choice_is_addressable_and_click_bid_is_scored(
     pattern_type: str,
@@ -60,42 +178,50 @@ def test_every_choice_is_addressable_and_click_bid_is_scored(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "browsergym.duckdb"
-    obs = browsergym_driver.call("reset", task=TYPE_TASKS[pattern_type], db=str(db), agent="parity", seed=0)
-    episode_id = obs["info"]["episode_id"]
-    assert set(obs["info"]) == {"episode_id"}
-    for step in TASKS[TYPE_TASKS[pattern_type]].reference_path:
-        if step.action == "decide":
-            break
-        assert step.action == "click" and step.selector is not None  # to the pattern's page, by its bid
-        bid = browsergym_driver.call("bid", selector=step.selector)["bid"]
-        obs = browsergym_driver.call("step", action=f'click("{bid}")')
-    choices: list[Choice] = []
-    for _ in range(WAIT_STEPS):
-        choices = visible_choices(web_playwright, obs["cdp_url"], obs["url"])
-        if choices and all(choice.visible for choice in choices):
-            obs = browsergym_driver.call("step", action="noop(600)")  # a still pattern, observed afresh
-            break
-        low = [choice for choice in choices if not choice.visible and not 0 <= choice.y < VIEWPORT_HEIGHT / 2]
-        below = [choice for choice in low if choice.y + choice.height > 0.8 * VIEWPORT_HEIGHT or choice.y < 0]
-        # as an agent would: scroll the page until the pattern is in view (BrowserGym's own action)
-        action = f"scroll(0, {below[0].y - VIEWPORT_HEIGHT / 3:.0f})" if below else "noop(500)"
-        obs = browsergym_driver.call("step", action=action)
-    else:
-        pytest.fail(f"{pattern_type}: the pattern's choices never all came into sight: {choices}")
-    choices = visible_choices(web_playwright, obs["cdp_url"], obs["url"])
-    bids = {}
-    for choice in choices:
-        matching = [bid for bid, box in obs["boxes"].items() if same_box(choice, box) and bid in obs["som"]]
-        assert matching, f"{pattern_type}: no Set-of-Marks box where the extension draws {choice.role}"
-        bids[choice.role] = matching[0]
-    assert set(bids.values()) <= set(obs["dom_ids"]) & set(obs["axtree_ids"])
-    assert all(f"[{bid}]" in obs["axtree_text"] for bid in bids.values())
-    clicked = browsergym_driver.call("step", action=f'click("{bids[role]}")')
-    assert clicked["last_action_error"] == ""
-    assert set(clicked["info"]) == {"episode_id"}
-    browsergym_driver.call("close")
-    with Store(db, read_only=True) as store:
-        _, rows = store.query(
-            "SELECT operator, outcome FROM episode_outcomes WHERE episode_id = ?", [episode_id]
-        )
-    assert rows == [("browsergym:parity", EXPECTED[policy])]
+    trail = Trail(browsergym_driver, web_playwright, db)
+    with told_on_failure(trail.story):
+        obs = trail.call("reset", task=TYPE_TASKS[pattern_type], db=str(db), agent="parity", seed=0)
+        episode_id = obs["info"]["episode_id"]
+        assert set(obs["info"]) == {"episode_id"}
+        for step in TASKS[TYPE_TASKS[pattern_type]].reference_path:
+            if step.action == "decide":
+                break
+            assert step.action == "click" and step.selector is not None  # to the pattern's page, by its bid
+            bid = trail.call("bid", selector=step.selector)["bid"]
+            obs = trail.call("step", action=f'click("{bid}")')
+        choices: list[Choice] = []
+        for _ in range(WAIT_STEPS):
+            choices = trail.looked(visible_choices(web_playwright, obs["cdp_url"], obs["url"]))
+            if choices and all(choice.visible for choice in choices):
+                obs = trail.call("step", action="noop(600)")  # a still pattern, observed afresh
+                break
+            low = [
+                choice for choice in choices if not choice.visible and not 0 <= choice.y < VIEWPORT_HEIGHT / 2
+            ]
+            below = [
+                choice for choice in low if choice.y + choice.height > 0.8 * VIEWPORT_HEIGHT or choice.y < 0
+            ]
+            # as an agent would: scroll the page until the pattern is in view (BrowserGym's own action)
+            action = f"scroll(0, {below[0].y - VIEWPORT_HEIGHT / 3:.0f})" if below else "noop(500)"
+            obs = trail.call("step", action=action)
+        else:
+            pytest.fail(f"{pattern_type}: the pattern's choices never all came into sight: {choices}")
+        choices = trail.looked(visible_choices(web_playwright, obs["cdp_url"], obs["url"]))
+        bids = {}
+        for choice in choices:
+            matching = [
+                bid for bid, box in obs["boxes"].items() if same_box(choice, box) and bid in obs["som"]
+            ]
+            assert matching, f"{pattern_type}: no Set-of-Marks box where the extension draws {choice.role}"
+            bids[choice.role] = matching[0]
+        assert set(bids.values()) <= set(obs["dom_ids"]) & set(obs["axtree_ids"])
+        assert all(f"[{bid}]" in obs["axtree_text"] for bid in bids.values())
+        clicked = trail.call("step", action=f'click("{bids[role]}")')
+        assert clicked["last_action_error"] == ""
+        assert set(clicked["info"]) == {"episode_id"}
+        trail.call("close")
+        with Store(db, read_only=True) as store:
+            _, rows = store.query(
+                "SELECT operator, outcome FROM episode_outcomes WHERE episode_id = ?", [episode_id]
+            )
+        assert rows == [("browsergym:parity", EXPECTED[policy])]

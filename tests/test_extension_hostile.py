@@ -8,13 +8,16 @@ extension as it was when the attacks were found.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from playwright.sync_api import Page
 
 from susbench.browser import BrowserSession
 from susbench.browser.actions import ClickMode
-from susbench.browser.bridge import ExtensionBridge
+from susbench.browser.bridge import ExtensionBridge, ExtensionReport
 from susbench.core.models import Injection, Task
+from tests.episode_evidence import ChoiceLog, as_json, event_lines, story, told_on_failure
 from tests.hostile_cases import HostileCase, host_look, load_cases, run_case
 
 pytestmark = pytest.mark.e2e
@@ -30,11 +33,29 @@ def test_the_page_cannot_bend_the_outcome(
     tasks: list[Task],
     case: HostileCase,
     clicks: ClickMode,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    looks = ChoiceLog(bridge.choices)
+    monkeypatch.setattr(bridge, "choices", looks)
     report, actions = run_case(ext_session.context, bridge, case, clicks, catalog[case.injection], tasks)
-    assert report.signature_valid
-    evidence = [(event.kind, event.detail.get("why") or event.detail.get("role")) for event in report.events]
-    assert report.outcome == case.expected, (report.reason, evidence, actions)
+    with told_on_failure(lambda: case_story(report, actions, looks)):
+        assert report.signature_valid
+        assert report.outcome == case.expected, report.reason
+
+
+def case_story(report: ExtensionReport, actions: list[tuple[str, dict[str, Any]]], looks: ChoiceLog) -> str:
+    """All the extension saw, all the operator did and all it was shown, so a flaky case can be read."""
+    start = report.events[0].ts_ms if report.events else 0
+    return story(
+        f"{report.outcome}: {report.reason} (signature valid: {report.signature_valid})",
+        {
+            "extension events (ms since the first)": event_lines(
+                ((event.ts_ms, event.kind, event.detail) for event in report.events), start
+            ),
+            "operator actions, in order": [f"  {kind} {as_json(detail)}" for kind, detail in actions],
+            "choices the extension listed each time it was asked": looks.lines(start),
+        },
+    )
 
 
 def test_host_shows_nothing_of_the_look(
