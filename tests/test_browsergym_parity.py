@@ -8,7 +8,6 @@ side never sees them."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,8 +92,7 @@ class Call:
 
 class Trail:
     """The driver's calls as the test makes them, kept so that a failure can tell the whole episode.
-    Until `close` the run holds its DuckDB, so the extension's events come from its ledger over CDP;
-    once the episode is stored, from the DuckDB with the replay log."""
+    Until `close` the run holds its DuckDB, so the extension's events come from its ledger over CDP."""
 
     def __init__(self, driver: Driver, web_playwright: Playwright, db: Path) -> None:
         self.driver = driver
@@ -116,55 +114,34 @@ class Trail:
         return choices
 
     def story(self) -> str:
-        """Every call, then the episode's events and, once it is stored, its outcome and replay log."""
+        """Every call, then the running episode's events. Once the episode is stored, the conftest's
+        section (tests/fixtures/evidence.py) prints its outcome, events and replay log from the DuckDB."""
         if not self.calls or self.cdp_url is None:
             return "the driver did not answer the reset"
         episode_id = str(self.calls[0].answer["info"]["episode_id"])
-        stored: dict[str, list[str]] = {}
-        try:
-            if self.closed:
-                events, stored = self._stored(episode_id)
-            else:
+        events: list[tuple[int, str, Any]] = []
+        unreadable: dict[str, list[str]] = {}
+        if not self.closed:
+            try:
                 events = ledger_events(self.web_playwright, self.cdp_url)
-        except Exception as exc:  # noqa: BLE001 - the calls still tell what the test saw
-            events, stored = [], {"events unreadable": [f"  {type(exc).__name__}: {exc}"]}
+            except Exception as exc:  # noqa: BLE001 - the calls still tell what the test saw
+                unreadable = {"events unreadable": [f"  {type(exc).__name__}: {exc}"]}
         start = events[0][0] if events else self.calls[0].ts_ms
         calls: list[str] = []
         for index, call in enumerate(self.calls):
             calls += call.lines(start, self.calls[index - 1] if index else None)
-        state = "stored: events from its DuckDB" if self.closed else "still running: events over CDP"
+        state = (
+            "stored: its events are in the episodes section"
+            if self.closed
+            else "still running: events over CDP"
+        )
         return story(
             f"episode {episode_id} ({state})",
             {
                 "driver calls as answered, each with the choices the extension listed after it": calls,
                 "events (ms since the first)": event_lines(events, start),
-                **stored,
+                **unreadable,
             },
-        )
-
-    def _stored(self, episode_id: str) -> tuple[list[tuple[int, str, Any]], dict[str, list[str]]]:
-        with Store(self.db, read_only=True) as store:
-            _, outcome = store.query(
-                "SELECT e.operator, o.kind, o.reason, e.completed, e.error FROM episodes e "
-                "JOIN outcomes o USING (episode_id) WHERE episode_id = ?",
-                [episode_id],
-            )
-            _, events = store.query(
-                "SELECT ts_ms, source, kind, detail FROM events WHERE episode_id = ? ORDER BY seq",
-                [episode_id],
-            )
-            _, requests = store.query(
-                "SELECT method, url, status, match_kind, rule, score, miss FROM requests "
-                "WHERE episode_id = ? ORDER BY seq",
-                [episode_id],
-            )
-        replay = [
-            f"  {method} {url} -> {status} {kind} rule={rule} score={score}{' MISS' if miss else ''}"
-            for method, url, status, kind, rule, score, miss in requests
-        ]
-        return (
-            [(ts_ms, f"{source}:{kind}", json.loads(detail)) for ts_ms, source, kind, detail in events],
-            {"stored outcome": [f"  {as_json(row)}" for row in outcome], "replay log": replay},
         )
 
 
