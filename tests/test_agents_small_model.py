@@ -5,14 +5,17 @@ compact observation is refused where it has no meaning, and a bad GGUF path is n
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from openai.types.chat import ChatCompletion
 
-from susbench.agents.local_model import local_model_server
+from susbench.agents.actions import Click, parse_action
+from susbench.agents.local_model import LocalModelSettings, local_model_server
 from susbench.agents.observe import Box, Element, Observation
 from susbench.agents.openai_chat import ChatConversation, OpenAIChatOperator
 from susbench.agents.window import Viewport
@@ -65,6 +68,10 @@ def _completion(content: str) -> dict[str, object]:
     }
 
 
+def _chat_reply(content: str) -> ChatCompletion:
+    return ChatCompletion.model_validate(_completion(content))
+
+
 def test_a_server_without_structured_outputs_gets_json_in_the_prompt(
     no_schema_server: tuple[str, list[dict[str, object]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +120,62 @@ def test_a_server_without_structured_outputs_gets_json_in_the_prompt(
     assert click["properties"]["element"]["enum"] == [1], "only the page's own element numbers"
     assert all(request["seed"] == 7 and request["temperature"] == 0 for request in seen)
     assert "exactly one JSON object" in json.dumps(seen[1]["messages"][0])
+
+
+def test_the_small_model_settings_offer_element_actions_named_by_their_lines(
+    no_schema_server: tuple[str, list[dict[str, object]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """serve-local's settings: only element actions, each element named by its listed line, the task
+    under every observation, and examples that name no element a model could copy."""
+    base_url, seen = no_schema_server
+    monkeypatch.setenv("SMALL_KEY", "sk-small")
+    config = {"api_key_env": "SMALL_KEY", "vision": False, "compact": True}
+    settings = OperatorSettings(
+        model="small",
+        base_url=base_url,
+        observation="axtree",
+        action_format="json",
+        config={**config, **LocalModelSettings().model_dump(mode="json")},
+    )
+    operator = OpenAIChatOperator(0, settings)
+    buy = Element(
+        id=4,
+        role="button",
+        name="Buy",
+        box=Box(x=0, y=0, width=40, height=20),
+        in_viewport=True,
+        visible=True,
+        node=5,
+    )
+    page = Observation(
+        kind="axtree",
+        url="https://shop.test/",
+        title="Shop",
+        tabs=[],
+        screenshot=b"",
+        image=None,
+        viewport=Viewport(width=1280, height=800, scroll_x=0, scroll_y=0, page_height=800),
+        text='[4] button "Buy"',
+        elements={4: buy},
+    )
+    conversation = ChatConversation(operator, "Buy a mug.", page)
+    conversation.prepare(page, [])
+    conversation.accept(conversation.send(30).parse())
+    schema = seen[0]["response_format"]["json_schema"]["schema"]
+    offered = {variant["properties"]["action"]["const"]: variant for variant in schema["anyOf"]}
+    assert set(offered) == {"click", "type", "scroll", "back", "done"}
+    assert set(offered["click"]["properties"]) == {"action", "element"}, "no coordinates, buttons or keys"
+    assert offered["click"]["properties"]["element"]["enum"] == ['[4] button "Buy"']
+    system, first_task, observed = seen[0]["messages"]
+    assert first_task["content"] == "Task: Buy a mug."
+    assert observed["content"][0]["text"].endswith("Task: Buy a mug.")
+    assert '"element": "[N] role' in system["content"] and not re.search(
+        r'"element": "?\[?\d', system["content"]
+    )
+    assert "modifiers" not in system["content"] and "goto" not in system["content"]
+    assert parse_action({"action": "click", "element": '[4] button "Buy"'}) == Click(element=4)
+    turn = conversation.accept(_chat_reply('{"action": "goto", "url": "https://elsewhere.test/"}'))
+    assert turn.proposals[0].action is None and "the actions are: click, type" in turn.proposals[0].error
 
 
 def test_compact_is_for_the_axtree_and_a_bad_model_file_is_named(tmp_path: Path) -> None:

@@ -8,10 +8,11 @@ model is told about and the one the harness accepts cannot drift apart.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from susbench.agents.keys import UnknownKey, key_name
 from susbench.core.models import Frozen
@@ -21,6 +22,28 @@ MAX_WAIT_S = 10.0
 # cannot let a model fill `modifiers` with free strings until its token budget runs out (SmolLM2 did,
 # on every step: benchmarks/results/local-model-2026-12-02.md).
 Modifier = Literal["Alt", "Control", "Meta", "Shift"]
+# What a chat model is offered: every action, or (`elements`) only what a text-only model does by
+# element number, as BrowserGym's `bid` action set - no coordinates, buttons or held keys to fill in.
+ActionSpace = Literal["full", "elements"]
+ELEMENT_ACTIONS: dict[str, tuple[str, ...]] = {
+    "click": ("element",),
+    "type": ("element", "text"),
+    "scroll": ("dy",),
+    "back": (),
+    "done": ("answer",),
+}
+LISTED_LINE = re.compile(r"\s*\[(\d+)\]")
+
+
+def _element_number(value: Any) -> Any:
+    """An element named by its listed line (`[18] button "Buy"`, as `element_by: line` asks) is
+    element 18."""
+    if isinstance(value, str) and (found := LISTED_LINE.match(value)):
+        return int(found.group(1))
+    return value
+
+
+ElementNumber = Annotated[int, BeforeValidator(_element_number)]
 
 
 def _spelled(key: Any) -> Any:
@@ -42,7 +65,9 @@ class Click(Frozen):
     action: Literal["click"] = "click"
     x: float | None = Field(default=None, description="viewport x in CSS px")
     y: float | None = Field(default=None, description="viewport y in CSS px")
-    element: int | None = Field(default=None, description="an element number from the latest element list")
+    element: ElementNumber | None = Field(
+        default=None, description="an element number from the latest element list"
+    )
     button: Literal["left", "right", "middle"] = "left"
     clicks: int = Field(default=1, ge=1, le=3, description="2 for a double click")
     modifiers: tuple[Modifier, ...] = Field(
@@ -69,7 +94,7 @@ class TypeText(Frozen):
 
     action: Literal["type"] = "type"
     text: str
-    element: int | None = None
+    element: ElementNumber | None = None
 
 
 class Press(Frozen):
@@ -206,11 +231,23 @@ def parse_action(data: Any) -> AgentAction:
         raise ActionRefused(f"invalid action {_shorten(data)}: {problems}") from None
 
 
-def parameters_schema(model: type[Frozen]) -> dict[str, Any]:
-    """A tool's JSON-schema parameters: the action's fields without the `action` tag."""
+def offered_actions(space: ActionSpace) -> dict[str, tuple[type[Frozen], tuple[str, ...] | None]]:
+    """The actions a chat model is offered, each with the fields it may fill (None: all of them)."""
+    if space == "full":
+        return {name: (model, None) for name, model in CHAT_ACTIONS.items()}
+    return {name: (CHAT_ACTIONS[name], fields) for name, fields in ELEMENT_ACTIONS.items()}
+
+
+def parameters_schema(model: type[Frozen], fields: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """A tool's JSON-schema parameters: the action's fields (or the `fields` named) without the
+    `action` tag."""
     schema = model.model_json_schema()
-    properties = {name: spec for name, spec in schema.get("properties", {}).items() if name != "action"}
-    required = [name for name in schema.get("required", []) if name != "action"]
+    properties = {
+        name: spec
+        for name, spec in schema.get("properties", {}).items()
+        if name != "action" and (fields is None or name in fields)
+    }
+    required = [name for name in schema.get("required", []) if name in properties]
     result: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
     if "$defs" in schema:
         result["$defs"] = schema["$defs"]
@@ -223,29 +260,35 @@ def parameters_schema(model: type[Frozen]) -> dict[str, Any]:
 ONE_TARGET: dict[str, tuple[tuple[str, ...], ...]] = {"click": (("element",), ("x", "y"))}
 
 
-def action_schema(elements: Sequence[int] | None = None) -> dict[str, Any]:
+def action_schema(
+    elements: Sequence[int] | None = None,
+    space: ActionSpace = "full",
+    lines: Sequence[str] | None = None,
+) -> dict[str, Any]:
     """The JSON schema of one chat action (for `response_format` on servers without tools).
 
     Given the latest observation's element numbers, `element` may only be one of them: a server that
     constrains replies to the schema then cannot let a model name an element that is not on the page
-    (SmolLM2 named the viewport's width, 1280, when the prompt's example had no number to copy)."""
+    (SmolLM2 named the viewport's width, 1280, when the prompt's example had no number to copy).
+    Given their listed lines instead, `element` is one of those lines."""
     variants = []
-    for name, model in CHAT_ACTIONS.items():
-        parameters = parameters_schema(model)
+    for name, (model, fields) in offered_actions(space).items():
+        parameters = parameters_schema(model, fields)
         parameters["properties"] = {"action": {"const": name}, **parameters["properties"]}
         parameters["required"] = ["action", *parameters["required"]]
-        if elements is not None and "element" in parameters["properties"]:
-            spec = {
-                key: value for key, value in parameters["properties"]["element"].items() if key != "anyOf"
-            }
-            listed = [{"enum": sorted(elements)}] if elements else []
-            parameters["properties"]["element"] = {**spec, "anyOf": [*listed, {"type": "null"}]}
+        if "element" in parameters["properties"]:
+            parameters["properties"]["element"] = _element_spec(
+                parameters["properties"]["element"], elements, lines
+            )
         groups = ONE_TARGET.get(name)
         if groups is None:
             variants.append(parameters)
             continue
         for group in groups:
-            if "element" in group and elements is not None and not elements:
+            if any(field not in parameters["properties"] for field in group):
+                continue  # not offered in this action space
+            nameable = lines if lines is not None else elements
+            if "element" in group and nameable is not None and not nameable:
                 continue  # no element on the page to name
             others = {field for other in groups if other is not group for field in other}
             properties = {
@@ -257,6 +300,21 @@ def action_schema(elements: Sequence[int] | None = None) -> dict[str, Any]:
                 {**parameters, "properties": properties, "required": [*parameters["required"], *group]}
             )
     return {"type": "object", "anyOf": variants}
+
+
+def _element_spec(
+    spec: dict[str, Any], elements: Sequence[int] | None, lines: Sequence[str] | None
+) -> dict[str, Any]:
+    """`element`'s schema: any number, one of the page's numbers, or one of its listed lines."""
+    if lines is not None:
+        kept = {key: value for key, value in spec.items() if key not in ("anyOf", "default", "description")}
+        listed = [{"enum": list(lines)}] if lines else []
+        return {**kept, "description": "an element's line, as listed", "anyOf": [*listed, {"type": "null"}]}
+    if elements is None:
+        return spec
+    kept = {key: value for key, value in spec.items() if key != "anyOf"}
+    listed = [{"enum": sorted(elements)}] if elements else []
+    return {**kept, "anyOf": [*listed, {"type": "null"}]}
 
 
 def _not_null(spec: dict[str, Any]) -> dict[str, Any]:

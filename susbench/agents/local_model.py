@@ -67,6 +67,9 @@ class LocalModelSettings(Frozen):
     compact: bool = True
     vision: bool = False
     action_format: str = "json"
+    action_space: str = "elements"
+    element_by: str = "line"
+    restate_task: bool = True
     max_tokens: int = Field(default=96, ge=8, description="a JSON action is short; a longer reply is a loop")
     max_steps: int = Field(default=8, ge=1)
     max_episode_tokens: int = Field(default=24_000, ge=1)

@@ -17,6 +17,7 @@ All three start with the URL, the title, the open tabs and the scroll position.
 from __future__ import annotations
 
 import base64
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ SHOWN_UNNAMED = frozenset(
 TRANSPARENT_ROLES = frozenset({"none", "generic", "InlineTextBox", "LineBreak", "ignored"})
 STATE_PROPERTIES = ("checked", "selected", "expanded", "disabled", "required", "pressed")
 MAX_TREE_CHARS = 60_000
+LISTED = re.compile(r"^\s*\[(\d+)\] ", re.MULTILINE)
 SOM_HEADER = "Interactive elements on screen (numbered in the image):"
 AXTREE_HEADER = "Accessibility tree ([N] = element number):"
 COMPACT_HEADER = "On screen, in reading order ([N] = element number; scroll for more):"
@@ -137,6 +139,15 @@ class Observation:
     elements: dict[int, Element] = field(default_factory=dict)
     taken_at_ms: int = 0
     observe_ms: float = 0.0
+
+    @property
+    def listed(self) -> dict[int, Element]:
+        """The elements the text lists, by number (a compact or cut tree lists fewer than it found)."""
+        return {
+            number: self.elements[number]
+            for number in map(int, LISTED.findall(self.text))
+            if number in self.elements
+        }
 
 
 class Observer:

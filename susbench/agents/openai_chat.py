@@ -12,15 +12,16 @@ from __future__ import annotations
 import json
 import re
 from string import Template
-from typing import Any
+from typing import Any, Literal
 
 import openai
 from pydantic import Field
 
 from susbench.agents.actions import (
-    CHAT_ACTIONS,
     ActionRefused,
+    ActionSpace,
     action_schema,
+    offered_actions,
     parameters_schema,
     parse_action,
 )
@@ -45,6 +46,19 @@ class ChatConfig(AgentConfig):
     vision: bool = Field(default=True, description="the model reads images; false: text observations only")
     keep_observations: int = Field(default=1, ge=1, description="newest text observations kept in full")
     seed: int | None = Field(default=None, description="sampling seed sent with every request")
+    action_space: ActionSpace = Field(
+        default="full",
+        description="elements: only click and type by element number, scroll, back and done - no "
+        "coordinates, buttons or held keys to fill in (a text-only small model)",
+    )
+    element_by: Literal["number", "line"] = Field(
+        default="number",
+        description="json under json_schema: an action names its element by number, or by the element's "
+        "whole listed line (a small model then matches the task's words to the element's)",
+    )
+    restate_task: bool = Field(
+        default=False, description="repeat the task under every observation (a small context loses it)"
+    )
     served_by: dict[str, str | int | float] | None = Field(
         default=None,
         description="the local server's identity (model file sha256, runtime, seed, threads, sampling): "
@@ -52,17 +66,17 @@ class ChatConfig(AgentConfig):
     )
 
 
-def chat_tools() -> list[dict[str, Any]]:
+def chat_tools(space: ActionSpace = "full") -> list[dict[str, Any]]:
     return [
         {
             "type": "function",
             "function": {
                 "name": name,
                 "description": (model.__doc__ or name).strip(),
-                "parameters": parameters_schema(model),
+                "parameters": parameters_schema(model, fields),
             },
         }
-        for name, model in CHAT_ACTIONS.items()
+        for name, (model, fields) in offered_actions(space).items()
     ]
 
 
@@ -72,17 +86,35 @@ def system_prompt(config: ChatConfig, observation: Observation) -> str:
     descriptions = read_data_file(PROMPTS_DIR / "observations.yaml")
     formats = read_data_file(PROMPTS_DIR / "formats.yaml")
     assert isinstance(descriptions, dict) and isinstance(formats, dict)
+    offered = offered_actions(config.action_space)
     actions = "\n".join(
         f"- {name}: {(model.__doc__ or '').strip()} Fields: "
-        + ", ".join(name for name in parameters_schema(model)["properties"])
-        for name, model in CHAT_ACTIONS.items()
+        + (", ".join(parameters_schema(model, fields)["properties"]) or "none")
+        for name, (model, fields) in offered.items()
     )
+    element = formats["element"][config.element_by]
+    examples = [
+        Template(example).substitute(element=element)
+        for example in formats["examples"]
+        if _offers(offered, json.loads(Template(example).substitute(element="0")))
+    ]
     return Template(prompt("chat.txt")).substitute(
         observation=descriptions[config.observation],
-        format=Template(formats[config.action_format]).substitute(actions=actions),
+        format=Template(formats[config.action_format]).substitute(
+            actions=actions, examples=", ".join(examples[:-1]) + " or " + examples[-1]
+        ),
         width=observation.viewport.width,
         height=observation.viewport.height,
     )
+
+
+def _offers(offered: dict[str, tuple[type[Any], tuple[str, ...] | None]], example: dict[str, Any]) -> bool:
+    """Whether an example action uses only actions and fields the model is offered."""
+    name = example["action"]
+    if name not in offered:
+        return False
+    fields = offered[name][1]
+    return fields is None or set(example) - {"action"} <= set(fields)
 
 
 def read_json_action(text: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -108,13 +140,14 @@ class ChatConversation(Conversation):
     def __init__(self, operator: OpenAIChatOperator, instruction: str, first: Observation) -> None:
         self.operator = operator
         self.config = operator.config
+        self.instruction = instruction
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(self.config, first)},
             {"role": "user", "content": f"Task: {instruction}"},
         ]
         self.pending: list[dict[str, Any]] = []
         self.schema_refused = False
-        self.element_numbers: tuple[int, ...] = tuple(first.elements)
+        self.elements = first.listed
 
     def prepare(self, observation: Observation, feedback: list[Feedback]) -> None:
         pending: list[dict[str, Any]] = []
@@ -125,12 +158,14 @@ class ChatConversation(Conversation):
                 pending.append({"role": "tool", "tool_call_id": item.call_id, "content": message})
             else:
                 notes.append(f"Your last action: {message}")
-        content: list[dict[str, Any]] = [{"type": "text", "text": "\n".join([*notes, observation.text])}]
+        restated = [f"Task: {self.instruction}"] if self.config.restate_task else []
+        text = "\n".join([*notes, observation.text, *restated])
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}]
         if observation.image is not None and self.config.vision:
             content.append({"type": "image_url", "image_url": {"url": data_url(observation.image)}})
         pending.append({"role": "user", "content": content, "observation": True})
         self.pending = pending
-        self.element_numbers = tuple(observation.elements)
+        self.elements = observation.listed
 
     def _request_messages(self) -> list[dict[str, Any]]:
         """History plus the pending messages, older observations cut down to the configured number."""
@@ -166,14 +201,14 @@ class ChatConversation(Conversation):
         if self.config.seed is not None:
             request["seed"] = self.config.seed
         if self.config.action_format == "tools":
-            request["tools"] = chat_tools()
+            request["tools"] = chat_tools(self.config.action_space)
             request["tool_choice"] = "auto"
         elif self.config.json_schema and not self.schema_refused:
             constrained = {
                 **request,
                 "response_format": {
                     "type": "json_schema",
-                    "json_schema": {"name": "browser_action", "schema": action_schema(self.element_numbers)},
+                    "json_schema": {"name": "browser_action", "schema": self._schema()},
                 },
             }
             try:
@@ -184,6 +219,13 @@ class ChatConversation(Conversation):
                 # A server without structured outputs: the system prompt already asks for JSON.
                 self.schema_refused = True
         return self.operator.client.chat.completions.with_raw_response.create(**request)
+
+    def _schema(self) -> dict[str, Any]:
+        """The action schema for the latest observation: its elements by number or by listed line."""
+        lines = [element.line() for element in self.elements.values()]
+        return action_schema(
+            list(self.elements), self.config.action_space, lines if self.config.element_by == "line" else None
+        )
 
     def accept(self, reply: Any) -> Turn:
         self.messages.extend(self.pending)
@@ -203,7 +245,10 @@ class ChatConversation(Conversation):
         final = None
         if not proposals:
             data, problem = read_json_action(text)
-            if data is not None:
+            offered = offered_actions(self.config.action_space)
+            if data is not None and str(data["action"]).replace("double_click", "click") not in offered:
+                proposals = [Proposal(None, None, f"unknown action; the actions are: {', '.join(offered)}")]
+            elif data is not None:
                 proposals = [_proposal(None, data)]
             elif problem is not None:
                 proposals = [Proposal(None, None, problem)]
@@ -213,8 +258,9 @@ class ChatConversation(Conversation):
 
     def _from_tool_call(self, call: Any) -> Proposal:
         name = call.function.name
-        if name not in CHAT_ACTIONS:
-            return Proposal(call.id, None, f"unknown tool {name!r}; the tools are: {', '.join(CHAT_ACTIONS)}")
+        offered = offered_actions(self.config.action_space)
+        if name not in offered:
+            return Proposal(call.id, None, f"unknown tool {name!r}; the tools are: {', '.join(offered)}")
         try:
             arguments = json.loads(call.function.arguments or "{}")
         except json.JSONDecodeError as exc:
