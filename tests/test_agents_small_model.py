@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from openai.types.chat import ChatCompletion
 
+from susbench.agents import local_model
 from susbench.agents.actions import Click, parse_action
-from susbench.agents.local_model import LocalModelSettings, local_model_server
+from susbench.agents.local_model import LocalModelSettings, local_model_missing, local_model_server
 from susbench.agents.observe import Box, Element, Observation
 from susbench.agents.openai_chat import ChatConversation, OpenAIChatOperator
 from susbench.agents.window import Viewport
@@ -188,3 +189,11 @@ def test_compact_is_for_the_axtree_and_a_bad_model_file_is_named(tmp_path: Path)
     missing = tmp_path / "missing.gguf"
     with pytest.raises(InputError, match=r"missing\.gguf: no such file"), local_model_server(missing):
         pass
+
+
+def test_the_demo_says_why_it_leaves_the_model_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`susbench demo` runs the packaged model when it is installed; otherwise it names what is missing."""
+    assert local_model_missing() is None, "make local-model installed it for this suite"
+    monkeypatch.setattr(local_model, "MODEL_MODULE", "no_such_model_package")
+    missing = local_model_missing()
+    assert missing is not None and "susbench agents install-local-model" in missing

@@ -110,6 +110,17 @@ def runtime_version() -> str:
         ) from None
 
 
+def local_model_missing() -> str | None:
+    """Why the packaged model cannot be served here (the runtime or the model is not installed), or
+    None when it can."""
+    try:
+        runtime_version()
+        packaged_model()
+    except SusbenchError as exc:
+        return str(exc)
+    return None
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as stream:

@@ -24,7 +24,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from susbench.agents.local_model import local_run_fields, serving_for_run
+from susbench.agents.local_model import local_model_missing, local_run_fields, serving_for_run
 from susbench.analysis.report import render_report, write_report_folder
 from susbench.catalog.tasks import complete_tasks
 from susbench.catalog.tasksets import task_set, task_set_snapshot
@@ -259,15 +259,14 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
     option(
         "local_model",
         Annotated[
-            bool,
+            bool | None,
             typer.Option(
-                "--local-model",
+                "--local-model/--no-local-model",
                 help="also run the packaged small model (openai-chat on a local llama.cpp server) on the "
-                "nine "
-                "one-per-type tasks (needs the local-model extra)",
+                "nine one-per-type tasks; default: when the local-model extra is installed",
             ),
         ],
-        False,
+        None,
         panel=WHAT,
     ),
 )
@@ -279,6 +278,12 @@ def demo(**given: Any) -> None:
     console = output_console()
     where = BackendOptions(**{name: given[name] for name in BACKEND_FLAGS})
     at_once = local_parallel(where, given["parallel"], default=DEMO_PARALLEL)
+    with_model = given["local_model"]
+    if with_model is None:
+        missing = local_model_missing()
+        with_model = missing is None
+        if missing is not None:
+            console.print(f"the local model's row is left out: {missing} (`make local-model` adds it)")
     with open_backend(where) as executor:
         for operator in ("naive", "careful", "random"):
             console.print(f"[bold]{operator}[/]")
@@ -293,7 +298,7 @@ def demo(**given: Any) -> None:
                 image=given["image"],
             )
             _run_with_progress(options, console, executor)
-        if given["local_model"]:
+        if with_model:
             with serving_for_run() as server:
                 console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
                 chosen = RunOptions(
