@@ -69,6 +69,30 @@ def _completion(content: str) -> dict[str, object]:
     }
 
 
+def shop_page(number: int, text: str) -> Observation:
+    """An axtree observation listing one "Buy" button as element `number`."""
+    buy = Element(
+        id=number,
+        role="button",
+        name="Buy",
+        box=Box(x=0, y=0, width=40, height=20),
+        in_viewport=True,
+        visible=True,
+        node=5,
+    )
+    return Observation(
+        kind="axtree",
+        url="https://shop.test/",
+        title="Shop",
+        tabs=[],
+        screenshot=b"",
+        image=None,
+        viewport=Viewport(width=1280, height=800, scroll_x=0, scroll_y=0, page_height=800),
+        text=text,
+        elements={number: buy},
+    )
+
+
 def _chat_reply(content: str) -> ChatCompletion:
     return ChatCompletion.model_validate(_completion(content))
 
@@ -86,27 +110,7 @@ def test_a_server_without_structured_outputs_gets_json_in_the_prompt(
         config={"api_key_env": "SMALL_KEY", "vision": False, "seed": 7, "temperature": 0},
     )
     operator = OpenAIChatOperator(0, settings)
-    page = Observation(
-        kind="axtree",
-        url="https://shop.test/",
-        title="Shop",
-        tabs=[],
-        screenshot=b"",
-        image=None,
-        viewport=Viewport(width=1280, height=800, scroll_x=0, scroll_y=0, page_height=800),
-        text="[1] button",
-        elements={
-            1: Element(
-                id=1,
-                role="button",
-                name="Buy",
-                box=Box(x=0, y=0, width=40, height=20),
-                in_viewport=True,
-                visible=True,
-                node=5,
-            )
-        },
-    )
+    page = shop_page(1, "[1] button")
     conversation = ChatConversation(operator, "Buy a mug.", page)
     for _ in range(2):
         conversation.prepare(page, [])
@@ -139,26 +143,7 @@ def test_the_small_model_settings_offer_element_actions_named_by_their_lines(
         config={**config, **LocalModelSettings().model_dump(mode="json")},
     )
     operator = OpenAIChatOperator(0, settings)
-    buy = Element(
-        id=4,
-        role="button",
-        name="Buy",
-        box=Box(x=0, y=0, width=40, height=20),
-        in_viewport=True,
-        visible=True,
-        node=5,
-    )
-    page = Observation(
-        kind="axtree",
-        url="https://shop.test/",
-        title="Shop",
-        tabs=[],
-        screenshot=b"",
-        image=None,
-        viewport=Viewport(width=1280, height=800, scroll_x=0, scroll_y=0, page_height=800),
-        text='[4] button "Buy"',
-        elements={4: buy},
-    )
+    page = shop_page(4, '[4] button "Buy"')
     conversation = ChatConversation(operator, "Buy a mug.", page)
     conversation.prepare(page, [])
     conversation.accept(conversation.send(30).parse())
