@@ -15,7 +15,7 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 from susbench.agents import local_model
-from susbench.agents.actions import Click, parse_action
+from susbench.agents.actions import Click, History, parse_action
 from susbench.agents.local_model import LocalModelSettings, local_model_missing, local_model_server
 from susbench.agents.observe import Box, Element, Observation
 from susbench.agents.openai_chat import ChatConversation, OpenAIChatOperator
@@ -162,6 +162,9 @@ def test_the_small_model_settings_offer_element_actions_named_by_their_lines(
     assert parse_action({"action": "click", "element": '[4] button "Buy"'}) == Click(element=4)
     turn = conversation.accept(_chat_reply('{"action": "goto", "url": "https://elsewhere.test/"}'))
     assert turn.proposals[0].action is None and "the actions are: click, type" in turn.proposals[0].error
+    assert parse_action({"action": "forward"}) == History(action="forward"), (
+        "the full space takes every action"
+    )
 
 
 def test_compact_is_for_the_axtree_and_a_bad_model_file_is_named(tmp_path: Path) -> None:

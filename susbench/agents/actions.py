@@ -214,21 +214,27 @@ class ActionRefused(Exception):
     """An action that cannot be carried out as asked; the message is fed back to the model."""
 
 
-def parse_action(data: Any) -> AgentAction:
+def parse_action(data: Any, space: ActionSpace = "full") -> AgentAction:
     """A model's action (already decoded JSON) as an `AgentAction`, or `ActionRefused` saying what is wrong.
 
-    `double_click` is accepted as a click with two clicks.
+    `double_click` is accepted as a click with two clicks. In the `elements` space only its actions
+    are taken; the full space takes every action the harness knows.
     """
     if isinstance(data, dict) and data.get("action") == "double_click":
         data = {**data, "action": "click", "clicks": 2}
     try:
-        return ACTION_ADAPTER.validate_python(data)
+        action = ACTION_ADAPTER.validate_python(data)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc'][1:]) or 'action'}: {error['msg']}"
             for error in exc.errors(include_url=False)
         )
         raise ActionRefused(f"invalid action {_shorten(data)}: {problems}") from None
+    if space == "elements" and action.action not in ELEMENT_ACTIONS:
+        raise ActionRefused(
+            f"unknown action {action.action!r}; the actions are: {', '.join(ELEMENT_ACTIONS)}"
+        )
+    return action
 
 
 def offered_actions(space: ActionSpace) -> dict[str, tuple[type[Frozen], tuple[str, ...] | None]]:
@@ -306,14 +312,13 @@ def _element_spec(
     spec: dict[str, Any], elements: Sequence[int] | None, lines: Sequence[str] | None
 ) -> dict[str, Any]:
     """`element`'s schema: any number, one of the page's numbers, or one of its listed lines."""
-    if lines is not None:
-        kept = {key: value for key, value in spec.items() if key not in ("anyOf", "default", "description")}
-        listed = [{"enum": list(lines)}] if lines else []
-        return {**kept, "description": "an element's line, as listed", "anyOf": [*listed, {"type": "null"}]}
-    if elements is None:
+    if lines is None and elements is None:
         return spec
     kept = {key: value for key, value in spec.items() if key != "anyOf"}
-    listed = [{"enum": sorted(elements)}] if elements else []
+    if lines is not None:
+        kept["description"] = "an element's line, as listed"
+    choices = list(lines) if lines is not None else sorted(elements or ())
+    listed = [{"enum": choices}] if choices else []
     return {**kept, "anyOf": [*listed, {"type": "null"}]}
 
 

@@ -245,11 +245,8 @@ class ChatConversation(Conversation):
         final = None
         if not proposals:
             data, problem = read_json_action(text)
-            offered = offered_actions(self.config.action_space)
-            if data is not None and str(data["action"]).replace("double_click", "click") not in offered:
-                proposals = [Proposal(None, None, f"unknown action; the actions are: {', '.join(offered)}")]
-            elif data is not None:
-                proposals = [_proposal(None, data)]
+            if data is not None:
+                proposals = [self._proposal(None, data)]
             elif problem is not None:
                 proposals = [Proposal(None, None, problem)]
             else:
@@ -267,14 +264,13 @@ class ChatConversation(Conversation):
             return Proposal(call.id, None, f"malformed JSON arguments for {name} ({exc.msg})")
         if not isinstance(arguments, dict):
             return Proposal(call.id, None, f"the arguments of {name} must be a JSON object")
-        return _proposal(call.id, {**arguments, "action": name})
+        return self._proposal(call.id, {**arguments, "action": name})
 
-
-def _proposal(call_id: str | None, data: dict[str, Any]) -> Proposal:
-    try:
-        return Proposal(call_id, parse_action(data))
-    except ActionRefused as exc:
-        return Proposal(call_id, None, str(exc))
+    def _proposal(self, call_id: str | None, data: dict[str, Any]) -> Proposal:
+        try:
+            return Proposal(call_id, parse_action(data, self.config.action_space))
+        except ActionRefused as exc:
+            return Proposal(call_id, None, str(exc))
 
 
 def openai_client(config: AgentConfig, key: str) -> openai.OpenAI:
