@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from susbench.agents.servers.base import ModelServer, ProtocolHandler, Refused, require
 from susbench.agents.servers.chat import chat_completion
 
-Answer = Callable[[dict[str, Any]], str]
+DraftWriter = Callable[[dict[str, Any]], str]
 
 
 class ServedDrafts(ProtocolHandler):
@@ -21,7 +21,7 @@ class ServedDrafts(ProtocolHandler):
 
     path = "/v1/chat/completions"
 
-    def __init__(self, answer: Answer, structured: bool = True) -> None:
+    def __init__(self, answer: DraftWriter, structured: bool = True) -> None:
         self.answer_for = answer
         self.structured = structured
 
@@ -39,7 +39,7 @@ class ServedDrafts(ProtocolHandler):
         return chat_completion(request, message, "stop")
 
 
-def draft_server(answer: Answer, structured: bool = True, api_key: str = "test-key") -> ModelServer:
+def draft_server(answer: DraftWriter, structured: bool = True, api_key: str = "test-key") -> ModelServer:
     return ModelServer([ServedDrafts(answer, structured)], api_key=api_key)
 
 

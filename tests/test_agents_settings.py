@@ -24,7 +24,7 @@ from susbench.agents.keys import UnknownKey, key_combination
 from susbench.agents.openai_chat import read_json_action
 from susbench.agents.openai_cua import cua_action
 from susbench.agents.pricing import Price, cost_usd, load_prices
-from susbench.agents.window import Viewport
+from susbench.agents.window import ViewportState
 from susbench.cli.run import operator_settings
 from susbench.core.errors import InputError, SusbenchError
 from susbench.operators import OperatorSettings, check_operator, make_operator
@@ -118,7 +118,7 @@ def test_vendor_actions_map_onto_one_vocabulary() -> None:
     with pytest.raises(ActionRefused, match="unknown computer action 'teleport'"):
         cua_action({"type": "teleport"})
 
-    display = Display((1024, 640), Viewport(width=1280, height=800))
+    display = Display((1024, 640), ViewportState(width=1280, height=800))
     assert computer_action({"action": "triple_click", "coordinate": [100, 200]}, display, 100) == Click(
         x=125, y=250, clicks=3
     )
@@ -155,7 +155,7 @@ def test_held_keys_are_a_closed_list_in_the_action_and_in_its_schema() -> None:
     )
     assert computer_action(
         {"action": "left_click", "coordinate": [8, 8], "text": "shift"},
-        Display((1280, 800), Viewport(width=1280, height=800)),
+        Display((1280, 800), ViewportState(width=1280, height=800)),
         100,
     ) == Click(x=8, y=8, modifiers=("Shift",))
     with pytest.raises(ActionRefused, match=r"modifiers\.0"):

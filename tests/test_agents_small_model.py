@@ -17,9 +17,10 @@ from openai.types.chat import ChatCompletion
 from susbench.agents import local_model
 from susbench.agents.actions import Click, History, parse_action
 from susbench.agents.local_model import LocalModelSettings, local_model_missing, local_model_server
-from susbench.agents.observe import Box, Element, Observation
+from susbench.agents.observe import Element, Observation
 from susbench.agents.openai_chat import ChatConversation, OpenAIChatOperator
-from susbench.agents.window import Viewport
+from susbench.agents.window import ViewportState
+from susbench.browser.bridge import Box
 from susbench.core.errors import InputError, SusbenchError
 from susbench.operators import OperatorSettings, check_operator
 
@@ -87,7 +88,7 @@ def shop_page(number: int, text: str) -> Observation:
         tabs=[],
         screenshot=b"",
         image=None,
-        viewport=Viewport(width=1280, height=800, scroll_x=0, scroll_y=0, page_height=800),
+        viewport=ViewportState(width=1280, height=800, scroll_x=0, scroll_y=0, page_height=800),
         text=text,
         elements={number: buy},
     )

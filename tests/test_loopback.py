@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Playwright
 
-from susbench.agents.demonstration import Demonstration, DemonstrationSet, Move
+from susbench.agents.demonstration import Demonstration, DemonstrationMove, DemonstrationSet
 from susbench.agents.servers.base import ModelServer
 from susbench.browser import LocalBackend, routed_profile
 from susbench.catalog.injections import build_extension, load_injections
@@ -196,7 +196,7 @@ def test_agents_serve_listens_on_loopback_only(tmp_path: Path) -> None:
                 policy="careful",
                 viewport=Viewport(),
                 outcome="avoided",
-                moves=(Move(kind="done", text="done"),),
+                moves=(DemonstrationMove(kind="done", text="done"),),
             ),
         )
     ).save(tmp_path / "demonstrations.json")

@@ -25,7 +25,7 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import Task
 from susbench.core.paths import REPO_ROOT
 from susbench.operators import OperatorSettings
-from susbench.people.control import ControlPanel, Placement
+from susbench.people.control import ControlPanel, WindowPlacement
 from susbench.people.operator import HumanOperator
 from susbench.results.store import Store
 from tests.fixtures.cli import run_cli
@@ -98,7 +98,7 @@ def test_the_page_finds_no_trace_of_the_controls(
     done = done_on_screen(web_playwright)
     with (
         seated_probe(web_playwright, extension_dir, task, SPY) as (page, _),
-        ControlPanel(task.instruction, 60, Placement()) as panel,
+        ControlPanel(task.instruction, 60, WindowPlacement()) as panel,
     ):
         x_input.wait_for_window("^Task: ", timeout=30)
         port = panel.url.split(":")[2].split("/")[0]

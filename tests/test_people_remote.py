@@ -31,7 +31,7 @@ from susbench.browser import BrowserProfile, fresh_context, launch_browser
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Task, Viewport
 from susbench.core.paths import REPO_ROOT
-from susbench.people.control import ControlPanel, Placement
+from susbench.people.control import ControlPanel, WindowPlacement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.remote import RemoteSeat, SeatOptions
 from susbench.people.screen import APT_PACKAGES, ScreenSize
@@ -131,7 +131,7 @@ def target(x_input: XInput, web_playwright: Playwright, extension_dir: Path, tas
     done = done_on_screen(web_playwright)
     with seated_probe(web_playwright, extension_dir, task) as (page, bridge):
         option = option_on_screen(page, bridge, "safe", x_input)
-        with ControlPanel(task.instruction, 60, Placement()):
+        with ControlPanel(task.instruction, 60, WindowPlacement()):
             x_input.wait_for_window("^Task: ", timeout=30)
             x_input.move(1, 1)
             time.sleep(1.0)  # both windows have settled
@@ -343,7 +343,7 @@ def study_looks(x_input: XInput, points: StudyPoints) -> StudyLooks:
     ]
     looks = []
     for screen, point in screens:
-        with StudyWindow(Placement(), screen):
+        with StudyWindow(WindowPlacement(), screen):
             x_input.wait_for_window(f"^Study: {screen.title}$", timeout=120)
             x_input.move(*AWAY)
             time.sleep(1.0)  # the window has drawn

@@ -24,7 +24,7 @@ from playwright.sync_api import Playwright
 from susbench.analysis.stats import wilson_interval
 from susbench.core.models import Task
 from susbench.core.paths import REPO_ROOT
-from susbench.people.appwindow import Placement
+from susbench.people.appwindow import WindowPlacement
 from susbench.people.questionnaire import load_questionnaire
 from susbench.people.study_window import StudyWindow
 from susbench.results.store import Store
@@ -277,7 +277,7 @@ def test_the_page_finds_no_trace_of_the_study_window(
     screen = questions_screen(load_questionnaire(), "After task 1 of 2", "Questions after task 1 of 2")
     with (
         seated_probe(web_playwright, extension_dir, task, SPY) as (page, _),
-        StudyWindow(Placement(), screen) as window,
+        StudyWindow(WindowPlacement(), screen) as window,
     ):
         port = window.url.split(":")[2].split("/")[0]
         forged = page.evaluate(

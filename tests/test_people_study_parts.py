@@ -18,7 +18,7 @@ from susbench.analysis.stats import wilson_interval
 from susbench.analysis.tables import episodes
 from susbench.core.errors import InputError
 from susbench.core.models import OutcomeKind
-from susbench.people.appwindow import Placement
+from susbench.people.appwindow import WindowPlacement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow
 from susbench.results.store import RunRecord, Store
@@ -108,7 +108,7 @@ def post(window: StudyWindow, payload: dict[str, object]) -> tuple[HTTPStatus, s
 
 def test_the_window_keeps_only_answers_that_fit_the_questions() -> None:
     """The server checks, not only the form: a missing, unknown or out-of-range answer is refused."""
-    window = StudyWindow(Placement(), consent_screen(("Agree?",)))
+    window = StudyWindow(WindowPlacement(), consent_screen(("Agree?",)))
     window.show(questions_screen(load_questionnaire(), "After task 1 of 1", "Questions"))
     good = {"unusual": "yes", "unusual_what": "a timer", "realism": 4}
     refused = [

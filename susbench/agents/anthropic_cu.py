@@ -21,7 +21,7 @@ from susbench.agents.drawing import resize_png
 from susbench.agents.harness import AgentOperator, Conversation, Feedback, Proposal, Turn, prompt
 from susbench.agents.observe import Observation
 from susbench.agents.settings import AgentConfig
-from susbench.agents.window import Viewport
+from susbench.agents.window import ViewportState
 from susbench.operators.base import ObservationKind
 
 ToolVersion = Literal["computer_20241022", "computer_20250124", "computer_20251124"]
@@ -54,7 +54,7 @@ class AnthropicConfig(AgentConfig):
     keep_images: int = 3
 
 
-def display_size(config: AnthropicConfig, viewport: Viewport) -> tuple[int, int]:
+def display_size(config: AnthropicConfig, viewport: ViewportState) -> tuple[int, int]:
     if config.display_width and config.display_height:
         return config.display_width, config.display_height
     scale = min(1.0, LARGEST_DISPLAY[0] / viewport.width, LARGEST_DISPLAY[1] / viewport.height)
@@ -64,7 +64,7 @@ def display_size(config: AnthropicConfig, viewport: Viewport) -> tuple[int, int]
 class Display:
     """The tool's display and the viewport: coordinates one way, images the other."""
 
-    def __init__(self, size: tuple[int, int], viewport: Viewport) -> None:
+    def __init__(self, size: tuple[int, int], viewport: ViewportState) -> None:
         self.width, self.height = size
         self.sx = viewport.width / self.width
         self.sy = viewport.height / self.height

@@ -29,7 +29,7 @@ class Target(Frozen):
     visible_ordinal: int | None = Field(default=None, ge=0, description="the same, among those on screen")
 
 
-class Move(Frozen):
+class DemonstrationMove(Frozen):
     """One action of a demonstration (viewport CSS px)."""
 
     kind: MoveKind
@@ -52,7 +52,7 @@ class Demonstration(Frozen):
     policy: Literal["naive", "careful"]
     viewport: Viewport
     outcome: str
-    moves: tuple[Move, ...]
+    moves: tuple[DemonstrationMove, ...]
 
 
 class DemonstrationSet(Frozen):

@@ -31,8 +31,9 @@ from susbench.agents.actions import (
     Wait,
 )
 from susbench.agents.keys import UnknownKey, key_combination
-from susbench.agents.observe import Box, Element
+from susbench.agents.observe import Element
 from susbench.agents.window import BrowserWindow
+from susbench.browser.bridge import Box
 
 SETTLE_S = 0.15
 SCROLL_INTO_VIEW_TRIES = 4
@@ -160,7 +161,7 @@ class Executor:
         for _ in range(SCROLL_INTO_VIEW_TRIES):
             box = self._current_box(element)
             viewport = self.window.viewport()
-            inside = box.clipped(viewport)
+            inside = box.clipped(viewport.width, viewport.height)
             if inside is not None and inside.width * inside.height >= 0.5 * box.width * box.height:
                 return inside.center
             centre_y = box.y + box.height / 2

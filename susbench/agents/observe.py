@@ -27,7 +27,8 @@ from playwright.sync_api import Error as PlaywrightError
 from pydantic import Field
 
 from susbench.agents.drawing import draw_marks
-from susbench.agents.window import BrowserWindow, Tab, Viewport
+from susbench.agents.window import BrowserWindow, Tab, ViewportState
+from susbench.browser.bridge import Box
 from susbench.core.models import Frozen
 from susbench.operators.base import ObservationKind
 
@@ -79,28 +80,6 @@ AXTREE_HEADER = "Accessibility tree ([N] = element number):"
 COMPACT_HEADER = "On screen, in reading order ([N] = element number; scroll for more):"
 
 
-class Box(Frozen):
-    """A rectangle in CSS px of the viewport."""
-
-    x: float
-    y: float
-    width: float
-    height: float
-
-    @property
-    def center(self) -> tuple[float, float]:
-        return self.x + self.width / 2, self.y + self.height / 2
-
-    def clipped(self, viewport: Viewport) -> Box | None:
-        """The part of the box inside the viewport, or None when none of it is."""
-        left, top = max(self.x, 0.0), max(self.y, 0.0)
-        right = min(self.x + self.width, float(viewport.width))
-        bottom = min(self.y + self.height, float(viewport.height))
-        if right - left < 1 or bottom - top < 1:
-            return None
-        return Box(x=left, y=top, width=right - left, height=bottom - top)
-
-
 class Element(Frozen):
     """An interactive element, as a person perceives it, and where the harness finds it."""
 
@@ -132,7 +111,7 @@ class Observation:
     url: str
     title: str
     tabs: list[Tab]
-    viewport: Viewport
+    viewport: ViewportState
     screenshot: bytes
     image: bytes | None
     text: str
@@ -200,7 +179,9 @@ class Observer:
             observe_ms=1000 * (time.perf_counter() - started),
         )
 
-    def read_elements(self, viewport: Viewport, hit_test: bool) -> tuple[AXTree, dict[int, Element], Layout]:
+    def read_elements(
+        self, viewport: ViewportState, hit_test: bool
+    ) -> tuple[AXTree, dict[int, Element], Layout]:
         """The accessibility tree, its numbered interactive elements (`visible` needs `hit_test`) and
         the layout they were placed with."""
         cdp = self.window.cdp()
@@ -217,7 +198,7 @@ def data_url(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def page_facts(front: Tab, tabs: list[Tab], viewport: Viewport) -> str:
+def page_facts(front: Tab, tabs: list[Tab], viewport: ViewportState) -> str:
     """URL, title, tabs and scroll position: what a person reads off the browser's chrome."""
     listed = "; ".join(
         f"[{tab.index}] {tab.title or tab.url}" + (" (current)" if tab.active else "") for tab in tabs
@@ -234,7 +215,7 @@ class Layout:
     """Layout boxes (viewport coordinates), paint order and DOM ancestry of the main document, by
     backend node id."""
 
-    def __init__(self, snapshot: dict[str, Any], viewport: Viewport) -> None:
+    def __init__(self, snapshot: dict[str, Any], viewport: ViewportState) -> None:
         document = snapshot["documents"][0]
         nodes, layout = document["nodes"], document["layout"]
         backend_ids: list[int] = nodes["backendNodeId"]
@@ -265,7 +246,7 @@ class Layout:
         """Whether the node has a layout box inside the viewport (what a person can see without
         scrolling); nodes without a box of their own (containers) are not."""
         box = self.boxes.get(backend) if backend is not None else None
-        return box is not None and box.clipped(self.viewport) is not None
+        return box is not None and box.clipped(self.viewport.width, self.viewport.height) is not None
 
     def may_cover(self, backend: int, x: float, y: float) -> bool:
         """Whether the box painted last at (x, y) lies outside the element: only then is a real hit
@@ -305,7 +286,9 @@ class AXTree:
             stack.extend(reversed(node.get("childIds", [])))
         return found
 
-    def elements(self, layout: Layout, viewport: Viewport, hit_test: bool, cdp: Any) -> dict[int, Element]:
+    def elements(
+        self, layout: Layout, viewport: ViewportState, hit_test: bool, cdp: Any
+    ) -> dict[int, Element]:
         """The rendered interactive elements, numbered from 1 in document order."""
         elements: dict[int, Element] = {}
         for node in self.ordered():
@@ -314,7 +297,7 @@ class AXTree:
             if node.get("ignored") or role not in INTERACTIVE_ROLES or backend not in layout.boxes:
                 continue
             box = layout.boxes[backend]
-            clipped = box.clipped(viewport)
+            clipped = box.clipped(viewport.width, viewport.height)
             visible = clipped is not None and (
                 not hit_test or _on_top(cdp, layout, backend, clipped, viewport)
             )
@@ -384,7 +367,7 @@ def _is_leaf_line(role: str | None) -> bool:
     return role == "StaticText" or role in INTERACTIVE_ROLES or role in ("img", "image", "status", "alert")
 
 
-def _on_top(cdp: Any, layout: Layout, backend: int, clipped: Box, viewport: Viewport) -> bool:
+def _on_top(cdp: Any, layout: Layout, backend: int, clipped: Box, viewport: ViewportState) -> bool:
     """Whether a click at the centre of the element's visible part lands on the element (the hit
     test takes page coordinates)."""
     x, y = clipped.center

@@ -19,13 +19,13 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page
 
 from susbench.agents.actions import AgentAction, parse_action
-from susbench.agents.demonstration import Demonstration, DemonstrationSet, Move, Target
+from susbench.agents.demonstration import Demonstration, DemonstrationMove, DemonstrationSet, Target
 from susbench.agents.execute import Executor
-from susbench.agents.observe import Box, Observer
+from susbench.agents.observe import Observer
 from susbench.agents.window import BrowserWindow
 from susbench.browser import BrowserBackend, Route, routed_profile
 from susbench.browser.actions import step_target
-from susbench.browser.bridge import ExtensionBridge
+from susbench.browser.bridge import Box, ExtensionBridge
 from susbench.core.errors import SusbenchError
 from susbench.core.models import OutcomeKind, PageLook, Step, Task, Viewport
 from susbench.operators.scripted import policy_role
@@ -44,7 +44,7 @@ class WalkFailed(SusbenchError):
     """A task could not be walked, or its walk did not score as its policy must."""
 
 
-def move_action(move: Move) -> AgentAction | None:
+def move_action(move: DemonstrationMove) -> AgentAction | None:
     """The action a move is, in the agents' vocabulary (None for `done`, which does nothing)."""
     match move.kind:
         case "click":
@@ -91,7 +91,7 @@ class Walker:
         self.task = task
         self.injection_id = injection_id
         self.policy = policy
-        self.moves: list[Move] = []
+        self.moves: list[DemonstrationMove] = []
         self.window = BrowserWindow(page)
         self.observer = Observer(self.window, "som")
         self.executor = Executor(self.window, STEP_TIMEOUT_S)
@@ -105,7 +105,7 @@ class Walker:
                     self.step(step)
                 except (PlaywrightError, WalkFailed) as exc:
                     raise WalkFailed(f"{self.task.id}: step {index} ({step.action}): {exc}") from None
-            self.moves.append(Move(kind="done", text="Done.", words="The task is done."))
+            self.moves.append(DemonstrationMove(kind="done", text="Done.", words="The task is done."))
             viewport = self.window.viewport()
         finally:
             self.window.close()
@@ -125,7 +125,7 @@ class Walker:
             moves=tuple(self.moves),
         )
 
-    def play(self, move: Move) -> None:
+    def play(self, move: DemonstrationMove) -> None:
         action = move_action(move)
         if action is not None:
             self.executor.run(action, {})
@@ -140,26 +140,34 @@ class Walker:
             case "fill":
                 self.click(lambda: self._box_of(step))
                 if step_target(self.page, step).input_value():
-                    self.play(Move(kind="press", text="Control+a", words="Selecting the field's text."))
-                self.play(Move(kind="type", text=step.value or "", words=f"Typing {step.value!r}."))
+                    self.play(
+                        DemonstrationMove(kind="press", text="Control+a", words="Selecting the field's text.")
+                    )
+                self.play(
+                    DemonstrationMove(kind="type", text=step.value or "", words=f"Typing {step.value!r}.")
+                )
             case "select":
                 label = self._option_label(step)
                 self.click(lambda: self._box_of(step))
-                self.play(Move(kind="type", text=label, words=f"Choosing {label!r}."))
-                self.play(Move(kind="press", text="Enter", words="Confirming the choice."))
+                self.play(DemonstrationMove(kind="type", text=label, words=f"Choosing {label!r}."))
+                self.play(DemonstrationMove(kind="press", text="Enter", words="Confirming the choice."))
             case "check" | "uncheck":
                 if step_target(self.page, step).is_checked() != (step.action == "check"):
                     self.click(lambda: self._box_of(step))
             case "press":
-                self.play(Move(kind="press", text=step.value or "", words=f"Pressing {step.value}."))
+                self.play(
+                    DemonstrationMove(kind="press", text=step.value or "", words=f"Pressing {step.value}.")
+                )
             case "scroll":
                 self.scroll(step)
             case "goto":
-                self.play(Move(kind="goto", url=step.url or "", words=f"Opening {step.url}."))
+                self.play(DemonstrationMove(kind="goto", url=step.url or "", words=f"Opening {step.url}."))
             case "wait":
-                self.play(Move(kind="wait", seconds=max(step.wait_ms / 1000, 0.5), words="Waiting."))
+                self.play(
+                    DemonstrationMove(kind="wait", seconds=max(step.wait_ms / 1000, 0.5), words="Waiting.")
+                )
         if step.wait_ms and step.action != "wait":
-            self.play(Move(kind="wait", seconds=step.wait_ms / 1000, words="Waiting."))
+            self.play(DemonstrationMove(kind="wait", seconds=step.wait_ms / 1000, words="Waiting."))
 
     def _box_of(self, step: Step) -> Box | None:
         found = step_target(self.page, step).bounding_box(timeout=1000 * STEP_TIMEOUT_S)
@@ -187,7 +195,11 @@ class Walker:
                 return box
             dy = SCROLL_UNIT * round((centre - viewport.height / 2) / SCROLL_UNIT)
             before = viewport.scroll_y
-            self.play(Move(kind="scroll", dy=dy, words="Scrolling down." if dy > 0 else "Scrolling up."))
+            self.play(
+                DemonstrationMove(
+                    kind="scroll", dy=dy, words="Scrolling down." if dy > 0 else "Scrolling up."
+                )
+            )
             if self.window.viewport().scroll_y == before:
                 return box
         raise WalkFailed("the element could not be scrolled into view")
@@ -196,7 +208,7 @@ class Walker:
         x, y = (round(value) for value in self.bring_into_view(box_now).center)
         target = self.target_at(x, y)
         what = f'"{target.name}"' if target and target.name else "there"
-        self.play(Move(kind="click", x=x, y=y, target=target, words=f"Clicking {what}."))
+        self.play(DemonstrationMove(kind="click", x=x, y=y, target=target, words=f"Clicking {what}."))
 
     def target_at(self, x: float, y: float) -> Target | None:
         """The visible interactive element at (x, y), the innermost if several, as a person names it."""
@@ -218,13 +230,13 @@ class Walker:
 
     def scroll(self, step: Step) -> None:
         if step.value:
-            self.play(Move(kind="scroll", dy=float(step.value), words="Scrolling down."))
+            self.play(DemonstrationMove(kind="scroll", dy=float(step.value), words="Scrolling down."))
             return
         while True:
             viewport = self.window.viewport()
             if viewport.scroll_y + viewport.height >= viewport.page_height - 1:
                 return
-            self.play(Move(kind="scroll", dy=6 * SCROLL_UNIT, words="Scrolling down."))
+            self.play(DemonstrationMove(kind="scroll", dy=6 * SCROLL_UNIT, words="Scrolling down."))
             if self.window.viewport().scroll_y == viewport.scroll_y:
                 return
 
@@ -242,16 +254,18 @@ class Walker:
         waited = time.monotonic() - started
         if waited > 0.2:
             self.play(
-                Move(kind="wait", seconds=math.ceil(2 * waited) / 2 + 0.5, words="Waiting for the page.")
+                DemonstrationMove(
+                    kind="wait", seconds=math.ceil(2 * waited) / 2 + 0.5, words="Waiting for the page."
+                )
             )
         if role is None:
             self.bring_into_view(self._panel)
-            self.play(Move(kind="wait", seconds=0.5, words="Reading the page."))
+            self.play(DemonstrationMove(kind="wait", seconds=0.5, words="Reading the page."))
             return
         # The extension counts a click on the pattern only once it has been visible and still for a
         # moment (a pattern flashed under the pointer takes no choice): read it first, as a person does.
         self.bring_into_view(lambda: self._choice(role))
-        self.play(Move(kind="wait", seconds=READ_BEFORE_CHOICE_S, words="Reading the offer."))
+        self.play(DemonstrationMove(kind="wait", seconds=READ_BEFORE_CHOICE_S, words="Reading the offer."))
         self.click(lambda: self._choice(role))
 
     def _ready(self, role: str | None) -> bool:
@@ -261,11 +275,10 @@ class Walker:
         return any(choice.role == role and choice.width > 0 for choice in offered)
 
     def _panel(self) -> Box | None:
-        panel = self.bridge.panel(self.page)
-        return None if panel is None else Box(x=panel.x, y=panel.y, width=panel.width, height=panel.height)
+        return self.bridge.panel(self.page)
 
     def _choice(self, role: str) -> Box | None:
         for choice in self.bridge.choices(self.page):
             if choice.role == role:
-                return Box(x=choice.x, y=choice.y, width=choice.width, height=choice.height)
+                return choice.box
         return None

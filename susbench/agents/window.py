@@ -25,7 +25,7 @@ class Tab(Frozen):
     active: bool
 
 
-class Viewport(Frozen):
+class ViewportState(Frozen):
     """What is on screen: size, scroll position and page size, in CSS px."""
 
     width: int
@@ -92,10 +92,10 @@ class BrowserWindow:
             self._sessions[page] = session
         return session
 
-    def viewport(self) -> Viewport:
+    def viewport(self) -> ViewportState:
         metrics = self.cdp().send("Page.getLayoutMetrics")
         visual = metrics["cssVisualViewport"]
-        return Viewport(
+        return ViewportState(
             width=int(visual["clientWidth"]),
             height=int(visual["clientHeight"]),
             scroll_x=float(visual["pageX"]),
@@ -103,7 +103,7 @@ class BrowserWindow:
             page_height=float(metrics["cssContentSize"]["height"]),
         )
 
-    def settle_scroll(self, before: Viewport) -> Viewport:
+    def settle_scroll(self, before: ViewportState) -> ViewportState:
         """Wait until a wheel's scroll has moved and stopped (wheel scrolling is asynchronous); a page
         that does not move within a moment had nothing left to scroll."""
         started = time.monotonic()

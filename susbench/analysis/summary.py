@@ -83,7 +83,7 @@ class RateRow(Frozen):
         )
 
 
-class RunSummary(Frozen):
+class ReportedRun(Frozen):
     """What the report says about each run it read."""
 
     run_id: str
@@ -101,7 +101,7 @@ class GroupReport(Frozen):
 
     label: str
     configuration: dict[str, Any]
-    runs: tuple[RunSummary, ...]
+    runs: tuple[ReportedRun, ...]
     rows: tuple[RateRow, ...]
     breakdown: tuple[RateRow, ...] = ()
     control_episodes: dict[str, int] = Field(default_factory=dict)
@@ -187,7 +187,7 @@ def group_report(
         label=group.label,
         configuration=group.key,
         runs=tuple(
-            RunSummary(
+            ReportedRun(
                 run_id=run.run_id,
                 operator=run.operator_label,
                 seed=run.seed,

@@ -196,7 +196,7 @@ def draft_injection(
     return (None if problems else injection), tuple(problems)
 
 
-class Reply(Frozen):
+class ModelReply(Frozen):
     """One chat completion's answer, as the endpoint gave it."""
 
     text: str
@@ -213,7 +213,7 @@ def ask_model(
     base_url: str,
     api_key: str,
     max_tokens: int | None = None,
-) -> Reply:
+) -> ModelReply:
     """One chat completion, under `schema` where the endpoint takes one (else as it comes)."""
     try:
         import openai
@@ -242,7 +242,7 @@ def ask_model(
             raise SusbenchError(f"{base_url}: HTTP {exc.status_code} ({exc.message})") from exc
         usage = completion.usage
         choice = completion.choices[0]
-        return Reply(
+        return ModelReply(
             text=choice.message.content or "",
             structured=response_format is not None,
             prompt_tokens=usage.prompt_tokens if usage else None,

@@ -54,8 +54,12 @@ class Choice(Frozen):
     )
 
     @property
+    def box(self) -> Box:
+        return Box(x=self.x, y=self.y, width=self.width, height=self.height)
+
+    @property
     def center(self) -> tuple[float, float]:
-        return self.x + self.width / 2, self.y + self.height / 2
+        return self.box.center
 
 
 class Box(Frozen):
@@ -65,6 +69,18 @@ class Box(Frozen):
     y: float
     width: float
     height: float
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return self.x + self.width / 2, self.y + self.height / 2
+
+    def clipped(self, width: float, height: float) -> Box | None:
+        """The part of the box inside a viewport of this size, or None when none of it is."""
+        left, top = max(self.x, 0.0), max(self.y, 0.0)
+        right, bottom = min(self.x + self.width, width), min(self.y + self.height, height)
+        if right - left < 1 or bottom - top < 1:
+            return None
+        return Box(x=left, y=top, width=right - left, height=bottom - top)
 
 
 class SignedReport(Frozen):

@@ -27,7 +27,7 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import Event
 from susbench.distributed.artifacts import pack
 from susbench.distributed.signing import SignedRecord, UnverifiedRecord, new_run_key, open_record
-from susbench.distributed.worker import Placement, Ready, WorkerSetupFailed, run_episode
+from susbench.distributed.worker import Ready, WorkerPlacement, WorkerSetupFailed, run_episode
 from susbench.results.store import EpisodeRecord
 
 BROWSER = "browser"
@@ -47,7 +47,7 @@ class _Flight:
     job: EpisodeJob
     attempt: int = 1
     first_failure: str | None = None
-    placement: Placement | None = None
+    placement: WorkerPlacement | None = None
     placed_ms: int = 0
     fetched: tuple[str, ...] = ()
     started_at: datetime | None = None
@@ -163,7 +163,7 @@ class RayExecutor:
             return
         except self._ray.exceptions.RayError as exc:
             item = exc
-        if isinstance(item, Placement):
+        if isinstance(item, WorkerPlacement):
             flight.placement, flight.placed_ms = item, int(time.time() * 1000)
             flight.deadline = time.monotonic() + SETUP_GRACE_S
             flight.timeout_reason = f"worker set-up took longer than {SETUP_GRACE_S:.0f} s"

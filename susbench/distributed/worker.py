@@ -31,7 +31,7 @@ TMP_PREFIX = "susbench-ray-"
 TMP_ROOT = Path(tempfile.gettempdir())
 
 
-class Placement(Frozen):
+class WorkerPlacement(Frozen):
     """Where a task runs: the Ray node and the worker process."""
 
     node_id: str
@@ -62,12 +62,12 @@ _prepared: _Prepared | None = None
 
 def run_episode(
     shipment_json: str, refs: Mapping[str, Sequence[Any]], job_json: str, key: bytes
-) -> Iterator[Placement | Ready | SignedRecord]:
+) -> Iterator[WorkerPlacement | Ready | SignedRecord]:
     """The body of the Ray task, a generator so the driver hears where it runs and when the episode
     starts: a placement, then (set up) ready, then the signed record."""
     import ray
 
-    yield Placement(node_id=ray.get_runtime_context().get_node_id(), worker_pid=os.getpid())
+    yield WorkerPlacement(node_id=ray.get_runtime_context().get_node_id(), worker_pid=os.getpid())
     job = EpisodeJob.model_validate_json(job_json)
     prepared, fetched = _prepare(shipment_json, refs, ray.get)
     yield Ready(fetched=tuple(fetched))

@@ -31,7 +31,7 @@ NO_FLAG_BAR = "--test-type"
 MAX_BODY = 64 * 1024
 
 
-class Placement(Frozen):
+class WindowPlacement(Frozen):
     """Where the window sits on the person's screen, in screen pixels."""
 
     x: int = Field(default=0, ge=0)
@@ -43,7 +43,7 @@ class Placement(Frozen):
         return (f"--window-position={self.x},{self.y}", f"--window-size={self.width},{self.height}")
 
 
-class Answer(NamedTuple):
+class PageResponse(NamedTuple):
     status: HTTPStatus
     body: bytes = b""
     kind: str = "text/plain; charset=utf-8"
@@ -52,16 +52,16 @@ class Answer(NamedTuple):
 class Pages(Protocol):
     """What the window's server answers, by the path after the token ("" is the window's page)."""
 
-    def get(self, name: str) -> Answer | None: ...
+    def get(self, name: str) -> PageResponse | None: ...
 
-    def post(self, name: str, body: bytes) -> Answer | None: ...
+    def post(self, name: str, body: bytes) -> PageResponse | None: ...
 
 
 class AppWindow:
     """The server and the window; `closed` once the person (or a crash) closed the window."""
 
     def __init__(
-        self, pages: Pages, placement: Placement, token: str, executable: Path | None = None
+        self, pages: Pages, placement: WindowPlacement, token: str, executable: Path | None = None
     ) -> None:
         self.pages = pages
         self.placement = placement
@@ -119,8 +119,8 @@ class AppWindow:
             def log_message(self, format: str, *args: object) -> None:
                 """Quiet: the window's requests are not the episode's traffic."""
 
-            def _answer(self, answer: Answer | None) -> None:
-                answer = answer or Answer(HTTPStatus.NOT_FOUND)
+            def _answer(self, answer: PageResponse | None) -> None:
+                answer = answer or PageResponse(HTTPStatus.NOT_FOUND)
                 self.send_response(answer.status)
                 self.send_header("Content-Type", answer.kind)
                 self.send_header("Content-Length", str(len(answer.body)))
@@ -144,7 +144,9 @@ class AppWindow:
                 if name is None:
                     self._answer(None)
                 elif self.headers.get("Content-Type") != "application/json":
-                    self._answer(Answer(HTTPStatus.BAD_REQUEST, b"expected Content-Type: application/json"))
+                    self._answer(
+                        PageResponse(HTTPStatus.BAD_REQUEST, b"expected Content-Type: application/json")
+                    )
                 else:
                     self._answer(window.pages.post(name, body))
 

@@ -21,9 +21,9 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from susbench.core.models import Frozen
-from susbench.people.appwindow import NO_FLAG_BAR, Answer, AppWindow, Placement
+from susbench.people.appwindow import NO_FLAG_BAR, AppWindow, PageResponse, WindowPlacement
 
-__all__ = ["NO_FLAG_BAR", "ControlPanel", "Finish", "Placement", "control_page"]
+__all__ = ["NO_FLAG_BAR", "ControlPanel", "Finish", "WindowPlacement", "control_page"]
 
 PAGE = Template(files("susbench.people").joinpath("control.html").read_text(encoding="utf-8"))
 
@@ -48,7 +48,7 @@ class ControlPanel:
     """One episode's controls: a loopback server and the window showing them; `wait` for the person."""
 
     def __init__(
-        self, instruction: str, seconds: float, placement: Placement, executable: Path | None = None
+        self, instruction: str, seconds: float, placement: WindowPlacement, executable: Path | None = None
     ) -> None:
         self.instruction = instruction
         self.seconds = seconds
@@ -74,22 +74,22 @@ class ControlPanel:
         self._finished.wait(max(timeout, 0.0))
         return self._finish
 
-    def get(self, name: str) -> Answer | None:
+    def get(self, name: str) -> PageResponse | None:
         if name:
             return None
         left = max(0.0, self.seconds - (time.monotonic() - self._started))
-        return Answer(
+        return PageResponse(
             HTTPStatus.OK, control_page(self.instruction, left).encode(), "text/html; charset=utf-8"
         )
 
-    def post(self, name: str, body: bytes) -> Answer | None:
+    def post(self, name: str, body: bytes) -> PageResponse | None:
         if name != "finish":
             return None
         try:
             request = _Request.model_validate(json.loads(body))
         except (ValueError, ValidationError):
-            return Answer(HTTPStatus.BAD_REQUEST, b'expected {"how": "done" | "give_up"}')
+            return PageResponse(HTTPStatus.BAD_REQUEST, b'expected {"how": "done" | "give_up"}')
         if not self._finished.is_set():
             self._finish = Finish(how=request.how, elapsed_s=round(time.monotonic() - self._started, 3))
             self._finished.set()
-        return Answer(HTTPStatus.NO_CONTENT)
+        return PageResponse(HTTPStatus.NO_CONTENT)

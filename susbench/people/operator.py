@@ -1,7 +1,7 @@
 """`--operator human`: a person works on each episode in a headed Chromium and ends it from the
 controls window beside it; the extension scores their real input exactly as an agent's.
 
-The screen is split in two: the controls on the left (`Placement`), the episode's browser to their
+The screen is split in two: the controls on the left (`WindowPlacement`), the episode's browser to their
 right. A display is needed (a desktop session, or Xvfb for a remote participant and in tests).
 """
 
@@ -17,7 +17,7 @@ from susbench.core.errors import SusbenchError
 from susbench.core.loading import validate_data
 from susbench.core.models import Frozen
 from susbench.operators import OperatorResult, OperatorSettings, SubjectContext
-from susbench.people.control import NO_FLAG_BAR, ControlPanel, Placement
+from susbench.people.control import NO_FLAG_BAR, ControlPanel, WindowPlacement
 
 HANDOVER_S = 1.0
 """Kept back from the episode's time, so the time limit ends the wait and not the worker's alarm."""
@@ -37,7 +37,7 @@ def keep_up(page: Page) -> None:
 class HumanConfig(Frozen):
     """`--operator-config` of the human operator: where the controls sit on the person's screen."""
 
-    controls: Placement = Placement()
+    controls: WindowPlacement = WindowPlacement()
     page_y: int = Field(default=0, ge=0, description="the episode window's top edge, in screen pixels")
 
 

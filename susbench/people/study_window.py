@@ -22,7 +22,7 @@ from pydantic import Field, ValidationError
 
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
-from susbench.people.appwindow import Answer, AppWindow, Placement
+from susbench.people.appwindow import AppWindow, PageResponse, WindowPlacement
 from susbench.people.questionnaire import Question, Questionnaire
 
 PAGE = Template(files("susbench.people").joinpath("study.html").read_text(encoding="utf-8"))
@@ -47,7 +47,7 @@ class Screen(Frozen):
     buttons: tuple[Button, ...] = ()
 
 
-class Reply(Frozen):
+class ScreenReply(Frozen):
     choice: str
     answers: dict[str, str | None] = Field(default_factory=dict)
 
@@ -107,12 +107,12 @@ def study_page(screen: Screen, version: int) -> str:
 class StudyWindow:
     """The study's window for one participant's session; one screen at a time."""
 
-    def __init__(self, placement: Placement, first: Screen, executable: Path | None = None) -> None:
+    def __init__(self, placement: WindowPlacement, first: Screen, executable: Path | None = None) -> None:
         self.token = secrets.token_urlsafe(24)
         self._lock = threading.Lock()
         self._screen = first
         self._version = 1
-        self._reply: Reply | None = None
+        self._reply: ScreenReply | None = None
         self._replied = threading.Event()
         self._window = AppWindow(self, placement, self.token, executable)
 
@@ -135,11 +135,11 @@ class StudyWindow:
             self._replied.clear()
 
     @property
-    def reply(self) -> Reply | None:
+    def reply(self) -> ScreenReply | None:
         """The reply to the screen shown, once one came."""
         return self._reply
 
-    def ask(self, screen: Screen) -> Reply:
+    def ask(self, screen: Screen) -> ScreenReply:
         """Show the screen and wait for the person's reply; StudyWindowClosed if the window goes."""
         self.show(screen)
         while not self._replied.wait(POLL_S):
@@ -151,36 +151,38 @@ class StudyWindow:
         assert self._reply is not None
         return self._reply
 
-    def get(self, name: str) -> Answer | None:
+    def get(self, name: str) -> PageResponse | None:
         with self._lock:
             screen, version = self._screen, self._version
         if name == "":
-            return Answer(HTTPStatus.OK, study_page(screen, version).encode(), "text/html; charset=utf-8")
+            return PageResponse(
+                HTTPStatus.OK, study_page(screen, version).encode(), "text/html; charset=utf-8"
+            )
         if name == "state":
-            return Answer(HTTPStatus.OK, json.dumps({"version": version}).encode(), "application/json")
+            return PageResponse(HTTPStatus.OK, json.dumps({"version": version}).encode(), "application/json")
         return None
 
-    def post(self, name: str, body: bytes) -> Answer | None:
+    def post(self, name: str, body: bytes) -> PageResponse | None:
         if name != "reply":
             return None
         try:
             posted = _Posted.model_validate(json.loads(body))
         except (ValueError, ValidationError):
-            return Answer(
+            return PageResponse(
                 HTTPStatus.BAD_REQUEST, b'expected {"version": N, "choice": "...", "answers": {...}}'
             )
         with self._lock:
             screen = self._screen
             if posted.version != self._version or self._replied.is_set():
-                return Answer(HTTPStatus.CONFLICT, b"This screen has already moved on.")
+                return PageResponse(HTTPStatus.CONFLICT, b"This screen has already moved on.")
             if posted.choice not in {button.choice for button in screen.buttons}:
-                return Answer(HTTPStatus.BAD_REQUEST, f"no such choice: {posted.choice}".encode())
+                return PageResponse(HTTPStatus.BAD_REQUEST, f"no such choice: {posted.choice}".encode())
             answers: dict[str, str | None] = {}
             if screen.questionnaire is not None:
                 try:
                     answers = screen.questionnaire.check(posted.answers)
                 except ValueError as exc:
-                    return Answer(HTTPStatus.BAD_REQUEST, str(exc).encode())
-            self._reply = Reply(choice=posted.choice, answers=answers)
+                    return PageResponse(HTTPStatus.BAD_REQUEST, str(exc).encode())
+            self._reply = ScreenReply(choice=posted.choice, answers=answers)
             self._replied.set()
-        return Answer(HTTPStatus.NO_CONTENT)
+        return PageResponse(HTTPStatus.NO_CONTENT)

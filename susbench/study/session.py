@@ -44,7 +44,7 @@ from susbench.core.digests import canonical_json
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.identity import StudyRun
 from susbench.core.models import Frozen, Injection, Task
-from susbench.people.appwindow import Placement
+from susbench.people.appwindow import WindowPlacement
 from susbench.people.questionnaire import (
     DEFAULT_QUESTIONNAIRE,
     STUDY_DIR,
@@ -118,10 +118,10 @@ class StudyOptions(Frozen):
     snapshot: Path | None = None
     db: Path
     episode_timeout_s: float | None = Field(default=None, gt=0)
-    placement: Placement = Placement()
+    placement: WindowPlacement = WindowPlacement()
 
 
-class Step(NamedTuple):
+class SessionTask(NamedTuple):
     """One task of the session: position 0 is the practice."""
 
     position: int
@@ -331,14 +331,16 @@ class Study:
         self._result = self._result.model_copy(update={"state": "consented"})
         return session
 
-    def _steps(self, session: StudySession) -> list[Step]:
+    def _steps(self, session: StudySession) -> list[SessionTask]:
         steps = []
         if self.settings.practice is not None and self.practice_options and self.practice_run_id:
             steps.append(
-                Step(0, self.tasks[self.settings.practice], self.practice_options, self.practice_run_id)
+                SessionTask(
+                    0, self.tasks[self.settings.practice], self.practice_options, self.practice_run_id
+                )
             )
         steps += [
-            Step(position, self.tasks[task_id], self.study_options, self.run_id)
+            SessionTask(position, self.tasks[task_id], self.study_options, self.run_id)
             for position, task_id in enumerate(session.task_order, start=1)
         ]
         return steps
@@ -382,12 +384,12 @@ class Study:
             study.finish(session, datetime.now(UTC).replace(tzinfo=None))
         return self._result.model_copy(update={"state": "finished", "stopped_at": ""})
 
-    def _break_due(self, step: Step, total: int) -> bool:
+    def _break_due(self, step: SessionTask, total: int) -> bool:
         every = self.options.break_every
         return bool(every) and not step.practice and step.position % every == 0 and step.position < total
 
     def _ask_questions(
-        self, window: StudyWindow, session: StudySession, step: Step, episode: str, label: str
+        self, window: StudyWindow, session: StudySession, step: SessionTask, episode: str, label: str
     ) -> None:
         total = len(session.task_order)
         heading = "Practice" if step.practice else f"After task {step.position} of {total}"

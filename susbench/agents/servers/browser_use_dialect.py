@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from susbench.agents.demonstration import Demonstration, Move
+from susbench.agents.demonstration import Demonstration, DemonstrationMove
 from susbench.agents.servers.base import Refused
 from susbench.agents.servers.policy import ScriptedPolicy
 
@@ -77,7 +77,7 @@ def listed_elements(state: str) -> list[ListedElement]:
     return found
 
 
-def element_index(move: Move, state: str) -> int | None:
+def element_index(move: DemonstrationMove, state: str) -> int | None:
     """The index Browser Use's own list gives the move's target (by name, then place among the same)."""
     if move.target is None:
         return None
@@ -94,16 +94,16 @@ def element_index(move: Move, state: str) -> int | None:
     return same[-1]
 
 
-def _field_before(demo: Demonstration, move: Move) -> Move | None:
+def _field_before(demo: Demonstration, move: DemonstrationMove) -> DemonstrationMove | None:
     """The click that put the caret in the field a `type` move types into."""
     position = demo.moves.index(move)
     return next((earlier for earlier in reversed(demo.moves[:position]) if earlier.kind == "click"), None)
 
 
-def browser_use_steps(demo: Demonstration) -> list[tuple[Move, ...]]:
+def browser_use_steps(demo: Demonstration) -> list[tuple[DemonstrationMove, ...]]:
     """The demonstration in Browser Use's steps: opening a select, typing an option's name and pressing
     Enter is one `select_dropdown` for it; every other move is a step of its own."""
-    steps: list[tuple[Move, ...]] = []
+    steps: list[tuple[DemonstrationMove, ...]] = []
     moves = list(demo.moves)
     while moves:
         move = moves.pop(0)
@@ -118,7 +118,9 @@ def browser_use_steps(demo: Demonstration) -> list[tuple[Move, ...]]:
     return steps
 
 
-def browser_use_action(demo: Demonstration, moves: tuple[Move, ...], state: str) -> dict[str, Any]:
+def browser_use_action(
+    demo: Demonstration, moves: tuple[DemonstrationMove, ...], state: str
+) -> dict[str, Any]:
     """One of Browser Use's steps as its action."""
     move = moves[0]
     if len(moves) > 1:

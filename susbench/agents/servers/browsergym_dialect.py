@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from susbench.agents.demonstration import Move
+from susbench.agents.demonstration import DemonstrationMove
 
 SYSTEM_MARK = "BrowserGym's high-level actions"
 AXTREE_LINE = re.compile(r"""^\s*\[(\w+)\] (\S+) (?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")""", re.MULTILINE)
@@ -25,7 +25,7 @@ def speaks_browsergym(request: dict[str, Any]) -> bool:
     return any(SYSTEM_MARK in str(message.get("content", "")) for message in systems)
 
 
-def bid_of(move: Move, axtree: str) -> str | None:
+def bid_of(move: DemonstrationMove, axtree: str) -> str | None:
     """The bid BrowserGym's AXTree gives the move's target (by role and name, then place among them)."""
     if move.target is None:
         return None
@@ -40,7 +40,7 @@ def bid_of(move: Move, axtree: str) -> str | None:
     return same[min(move.target.ordinal, len(same) - 1)]
 
 
-def browsergym_action(move: Move | None, axtree: str, final: str = "Done.") -> str:
+def browsergym_action(move: DemonstrationMove | None, axtree: str, final: str = "Done.") -> str:
     """One demonstration move as a BrowserGym action; none left: the final answer to the user."""
     if move is None:
         return f"send_msg_to_user({json.dumps(final)})"

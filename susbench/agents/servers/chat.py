@@ -12,7 +12,7 @@ import time
 import uuid
 from typing import Any
 
-from susbench.agents.demonstration import Move
+from susbench.agents.demonstration import DemonstrationMove
 from susbench.agents.servers.base import ProtocolHandler, Refused, estimate_tokens, require
 from susbench.agents.servers.browser_use_dialect import browser_use_reply, speaks_browser_use
 from susbench.agents.servers.browsergym_dialect import browsergym_action, speaks_browsergym
@@ -21,7 +21,7 @@ from susbench.agents.servers.policy import OFFSCREEN, UNKNOWN_ELEMENT, Dialogue,
 MALFORMED_ARGUMENTS = '{"x": 12, "y":'
 
 
-def chat_call(move: Move, latest_text: str) -> tuple[str, dict[str, Any]]:
+def chat_call(move: DemonstrationMove, latest_text: str) -> tuple[str, dict[str, Any]]:
     """A move as a chat action: tool name and arguments (an element number when the list has it)."""
     match move.kind:
         case "click":

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from susbench.agents.demonstration import Move
+from susbench.agents.demonstration import DemonstrationMove
 from susbench.agents.servers.base import ProtocolHandler, Refused, estimate_tokens, require
 from susbench.agents.servers.policy import Dialogue
 
@@ -36,7 +36,7 @@ def _texts(blocks: Any) -> list[str]:
     return texts
 
 
-def computer_input(move: Move, scale: float, centre: tuple[int, int]) -> dict[str, Any]:
+def computer_input(move: DemonstrationMove, scale: float, centre: tuple[int, int]) -> dict[str, Any]:
     """A move as the computer tool's input, coordinates in display pixels."""
     match move.kind:
         case "click":

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from susbench.agents.demonstration import Demonstration, DemonstrationSet, Move
+from susbench.agents.demonstration import Demonstration, DemonstrationMove, DemonstrationSet
 from susbench.agents.observe import SOM_HEADER
 from susbench.core.models import Frozen
 
@@ -45,14 +45,14 @@ class Dialogue:
 
 
 @dataclass(frozen=True)
-class Step:
+class ScriptedTurn:
     """One scripted turn: the moves to reply with, a fault, or (neither) the final message.
 
     A demonstration ends with a `done` move: chat tools call `done` with it, the computer-use
     protocols (which have no such action) end with it as a plain message.
     """
 
-    moves: tuple[Move, ...]
+    moves: tuple[DemonstrationMove, ...]
     fault: FaultKind | None = None
     final: str = ""
 
@@ -76,24 +76,24 @@ class ScriptedPolicy:
     def find(self, first_text: str) -> Demonstration | None:
         return next((demo for demo in self.demonstrations if demo.instruction in first_text), None)
 
-    def step(self, dialogue: Dialogue, batch: int = 1) -> Step:
+    def step(self, dialogue: Dialogue, batch: int = 1) -> ScriptedTurn:
         """The reply for this turn of this conversation (`batch`: moves one reply may carry)."""
         demo = self.find(dialogue.first_text)
         if demo is None:
-            return Step(moves=(), final="I do not know this task, so I stop here.")
+            return ScriptedTurn(moves=(), final="I do not know this task, so I stop here.")
         if dialogue.turn in self.faults:
-            return Step(moves=(), fault=self.faults[dialogue.turn])
+            return ScriptedTurn(moves=(), fault=self.faults[dialogue.turn])
         position = 0
         for turn in range(dialogue.turn):
             if turn not in self.faults:
                 position += len(_group(demo.moves, position, batch))
         moves = _group(demo.moves, position, batch)
         if not moves:
-            return Step(moves=(), final="Done.")
-        return Step(moves=moves)
+            return ScriptedTurn(moves=(), final="Done.")
+        return ScriptedTurn(moves=moves)
 
 
-def _group(moves: tuple[Move, ...], position: int, batch: int) -> tuple[Move, ...]:
+def _group(moves: tuple[DemonstrationMove, ...], position: int, batch: int) -> tuple[DemonstrationMove, ...]:
     """The moves one reply carries from `position`: a scroll may share a reply with what follows it."""
     if position >= len(moves):
         return ()
@@ -103,7 +103,7 @@ def _group(moves: tuple[Move, ...], position: int, batch: int) -> tuple[Move, ..
     return tuple(group)
 
 
-def element_number(move: Move, latest_text: str) -> int | None:
+def element_number(move: DemonstrationMove, latest_text: str) -> int | None:
     """The number the agent's latest element list gives the move's target, if it lists one."""
     if move.target is None or not latest_text:
         return None

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from susbench.agents.demonstration import Move
+from susbench.agents.demonstration import DemonstrationMove
 from susbench.agents.servers.base import ProtocolHandler, Refused, estimate_tokens, require
 from susbench.agents.servers.policy import OFFSCREEN, Dialogue, ScriptedPolicy
 
@@ -35,7 +35,7 @@ class Stored:
     checks: tuple[str, ...]
 
 
-def cua_action(move: Move, centre: tuple[int, int]) -> dict[str, Any]:
+def cua_action(move: DemonstrationMove, centre: tuple[int, int]) -> dict[str, Any]:
     match move.kind:
         case "click":
             return {"type": "click", "button": "left", "x": round(move.x or 0), "y": round(move.y or 0)}
