@@ -91,14 +91,14 @@ def check_snapshot(
         with launch_browser(driver, profile) as browser:
             time.sleep(STARTUP_NOISE_S)
             for url, session in page_urls(server.snapshot):
-                episode = server.new_episode(session)
+                episode_number = server.new_episode(session)
                 error = load_page(browser, profile, url, timeout_s)
-                own = [e for e in server.episode_log(episode) if urlsplit(e.url).hostname in hosts]
+                own = [e for e in server.episode_log(episode_number) if urlsplit(e.url).hostname in hosts]
                 results.append(
                     PageCoverage(
                         url=url,
-                        coverage=server.coverage(episode),
-                        site=Coverage.of(own) if hosts else server.coverage(episode),
+                        coverage=server.coverage(episode_number),
+                        site=Coverage.of(own) if hosts else server.coverage(episode_number),
                         error=error,
                     )
                 )

@@ -51,7 +51,7 @@ class ReplayLogEntry(Frozen):
     rule: str | None = None
     score: float | None = None
     status: int
-    episode: int
+    episode_number: int
     seq: int | None = Field(default=None, description="capture order of the recorded entry served")
     session: str | None = Field(default=None, description="the recorded browser session that served it")
 
@@ -104,13 +104,13 @@ class ReplayService(Protocol):
     def host_resolver_rules(self) -> str | None: ...
     @property
     def log(self) -> list[ReplayLogEntry]: ...
-    def episode_log(self, episode: int) -> list[ReplayLogEntry]: ...
+    def episode_log(self, episode_number: int) -> list[ReplayLogEntry]: ...
     @property
-    def episode(self) -> int: ...
+    def episode_number(self) -> int: ...
     @property
     def alive(self) -> bool: ...
     def new_episode(self, session: str | None = None) -> int: ...
-    def coverage(self, episode: int | None = None) -> Coverage: ...
+    def coverage(self, episode_number: int | None = None) -> Coverage: ...
     def chromium_flags(self) -> list[str]: ...
     def __enter__(self) -> Self: ...
     def __exit__(
@@ -173,7 +173,7 @@ class Responder:
         self.index = index
         self.determinism = determinism
         self._logs: OrderedDict[int, list[ReplayLogEntry]] = OrderedDict({0: []})
-        self.episode = 0
+        self.episode_number = 0
         self.session: str | None = None
         self.lock = threading.Lock()
         self._cache: OrderedDict[tuple[int, str, str], Reply] = OrderedDict()
@@ -209,20 +209,20 @@ class Responder:
         with self.lock:
             return [entry for entries in self._logs.values() for entry in entries]
 
-    def episode_log(self, episode: int) -> list[ReplayLogEntry]:
+    def episode_log(self, episode_number: int) -> list[ReplayLogEntry]:
         """One episode's requests (empty once it is older than the last LOG_EPISODES)."""
         with self.lock:
-            return list(self._logs.get(episode, ()))
+            return list(self._logs.get(episode_number, ()))
 
     def new_episode(self, session: str | None = None) -> int:
         with self.lock:
-            self.episode += 1
+            self.episode_number += 1
             self.session = session
             self.index.new_episode()
-            self._logs[self.episode] = []
+            self._logs[self.episode_number] = []
             while len(self._logs) > LOG_EPISODES:
                 self._logs.popitem(last=False)
-            return self.episode
+            return self.episode_number
 
     def answer(self, method: str, url: str, body: bytes = b"", forward_misses: bool = False) -> Reply | None:
         """The reply for one request; None only for a miss when `forward_misses` (live fallback)."""
@@ -273,7 +273,7 @@ class Responder:
         rule: str | None = None,
     ) -> None:
         """`model_construct`: the fields are ours and already typed, validation per request is waste."""
-        self._logs[self.episode].append(
+        self._logs[self.episode_number].append(
             ReplayLogEntry.model_construct(
                 ts=time.time(),
                 method=method,
@@ -282,7 +282,7 @@ class Responder:
                 rule=rule or (match.rule if match else None),
                 score=match.score if match else None,
                 status=status,
-                episode=self.episode,
+                episode_number=self.episode_number,
                 seq=match.entry.seq if match else None,
                 session=match.entry.session if match else None,
             )
@@ -338,16 +338,16 @@ class ThreadedReplayServer(ABC):
         """The requests of the last LOG_EPISODES episodes."""
         return self._require().log()
 
-    def episode_log(self, episode: int) -> list[ReplayLogEntry]:
-        return self._require().episode_log(episode)
+    def episode_log(self, episode_number: int) -> list[ReplayLogEntry]:
+        return self._require().episode_log(episode_number)
 
     @property
     def cached_bytes(self) -> int:
         return self._require().cached_bytes
 
     @property
-    def episode(self) -> int:
-        return self._require().episode
+    def episode_number(self) -> int:
+        return self._require().episode_number
 
     @property
     def alive(self) -> bool:
@@ -362,8 +362,8 @@ class ThreadedReplayServer(ABC):
         """
         return self._require().new_episode(session)
 
-    def coverage(self, episode: int | None = None) -> Coverage:
-        return Coverage.of(self.log if episode is None else self.episode_log(episode))
+    def coverage(self, episode_number: int | None = None) -> Coverage:
+        return Coverage.of(self.log if episode_number is None else self.episode_log(episode_number))
 
     def _require(self) -> Responder:
         if self._responder is None:

@@ -115,16 +115,18 @@ def replay_pages(
         with launch_browser(playwright, profile) as browser:
             time.sleep(STARTUP_NOISE_S)
             for index, url in enumerate(urls):
-                episode = server.new_episode(sessions.get(url))
+                episode_number = server.new_episode(sessions.get(url))
                 shot = folder / f"page-{index}.png"
                 error = load_page(browser, profile, url, PAGE_TIMEOUT_S, shot)
                 own = [
-                    entry for entry in server.episode_log(episode) if urlsplit(entry.url).hostname in hosts
+                    entry
+                    for entry in server.episode_log(episode_number)
+                    if urlsplit(entry.url).hostname in hosts
                 ]
                 pages.append(
                     ReplayedPage(
                         url=url,
-                        coverage=server.coverage(episode),
+                        coverage=server.coverage(episode_number),
                         archived=Coverage.of(own),
                         screenshot=shot,
                         error=error,

@@ -76,7 +76,7 @@ def test_flag_sets_survive_a_shell_with_globs_and_spaces(tmp_path: Path) -> None
 
 
 def entry(url: str, kind: str) -> ReplayLogEntry:
-    return ReplayLogEntry(ts=0.0, method="GET", url=url, kind=kind, status=404, episode=1)  # type: ignore[arg-type]
+    return ReplayLogEntry(ts=0.0, method="GET", url=url, kind=kind, status=404, episode_number=1)  # type: ignore[arg-type]
 
 
 def test_coverage_counts_equal_their_lists_and_background_stays_out_of_the_ratio() -> None:

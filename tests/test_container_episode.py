@@ -41,7 +41,7 @@ def test_naive_falls_for_it_and_careful_avoids_it(
         assert (report.episode_id, report.pattern_type) == (f"container-{policy}", "popup_ad")
         served = [entry for entry in log if entry.url.startswith("https://pizzapalace.test/")]
         assert served and all(entry.kind != "miss" for entry in served)
-        seen.append((session.episode, fresh, session.container_id))
+        seen.append((session.episode_number, fresh, session.container_id))
     (first_episode, first_fresh, first_id), (second_episode, second_fresh, second_id) = seen
     assert first_id == second_id, "one warm container serves both episodes"
     assert second_episode > first_episode and first_fresh and second_fresh, "each gets a fresh profile"

@@ -97,20 +97,20 @@ def test_the_log_keeps_the_last_episodes_only(tmp_path: Path) -> None:
     and older ones are dropped, so the log does not grow with the run (it did: the soak's workers)."""
     snapshot = write_snapshot(tmp_path / "one.wacz", [SyntheticExchange("https://shop.test/", PAGE)])
     with DirectReplayServer(snapshot) as server:
-        episodes = []
+        episode_numbers = []
         for _ in range(LOG_EPISODES + 3):
-            episodes.append(server.new_episode())
+            episode_numbers.append(server.new_episode())
             for path in (b"/", b"/missing"):
                 with socket.create_connection(("127.0.0.1", server.port)) as stream:
                     stream.sendall(
                         b"GET " + path + b" HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n"
                     )
                     _responses(stream, 1)
-        kept, dropped = episodes[-LOG_EPISODES:], episodes[:-LOG_EPISODES]
-        assert [len(server.episode_log(episode)) for episode in dropped] == [0] * len(dropped)
-        assert [len(server.episode_log(episode)) for episode in kept] == [2] * LOG_EPISODES
-        assert [entry.episode for entry in server.log] == [episode for episode in kept for _ in range(2)]
-        last = server.coverage(episodes[-1])
+        kept, dropped = episode_numbers[-LOG_EPISODES:], episode_numbers[:-LOG_EPISODES]
+        assert [len(server.episode_log(number)) for number in dropped] == [0] * len(dropped)
+        assert [len(server.episode_log(number)) for number in kept] == [2] * LOG_EPISODES
+        assert [entry.episode_number for entry in server.log] == [number for number in kept for _ in range(2)]
+        last = server.coverage(episode_numbers[-1])
         assert (last.requests, last.miss, last.matched_ratio) == (2, 1, 0.5)
 
 
@@ -164,7 +164,7 @@ def test_recorded_page_replays_directly_over_pinned_https_deterministically_and_
     home = "https://pizzapalace.test/"
     doms = set()
     for _ in range(3):
-        episode = direct.new_episode()
+        episode_number = direct.new_episode()
         dom, issuer, status = _load(browser, direct, home)
         assert status == 200 and issuer == CA_NAME
         assert 'id="main"' in dom
@@ -173,7 +173,7 @@ def test_recorded_page_replays_directly_over_pinned_https_deterministically_and_
             [
                 entry
                 for entry in direct.log
-                if entry.episode == episode and urlsplit(entry.url).hostname in hosts
+                if entry.episode_number == episode_number and urlsplit(entry.url).hostname in hosts
             ]
         )
         assert coverage.requests >= 3

@@ -55,7 +55,7 @@ def test_every_page_renders_from_the_snapshot_alone(
     before = local_web.connections
     hosts = set(server.snapshot.manifest.hosts)
     for url in recorded_web.pages:
-        episode = server.new_episode()
+        episode_number = server.new_episode()
         context = fresh(browser, server)
         try:
             page = open_settled(context, url)
@@ -66,7 +66,7 @@ def test_every_page_renders_from_the_snapshot_alone(
             [
                 entry
                 for entry in server.log
-                if entry.episode == episode and urlsplit(entry.url).hostname in hosts
+                if entry.episode_number == episode_number and urlsplit(entry.url).hostname in hosts
             ]
         )
         assert coverage.requests >= 3, url

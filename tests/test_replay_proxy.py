@@ -104,10 +104,12 @@ def test_page_is_frozen_and_identical_across_loads(browser: Browser, server: Rep
     assert int(float(fields[7])) == clock
     assert "a,b" in content and "<script>/*" not in content and "(function (cfg)" not in content
     # Only the page's own requests: Chromium's sign-in lookups may land in any episode.
-    episode = [
-        entry for entry in server.log if entry.episode == server.episode and "//shop.test/" in entry.url
+    page_requests = [
+        entry
+        for entry in server.log
+        if entry.episode_number == server.episode_number and "//shop.test/" in entry.url
     ]
-    coverage = Coverage.of(episode)
+    coverage = Coverage.of(page_requests)
     assert coverage.miss == 0 and coverage.canonical == 1
 
 

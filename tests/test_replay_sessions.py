@@ -144,13 +144,15 @@ def test_each_episode_sees_its_own_sessions_cart(
     with server, launch_browser(web_playwright, replay_profile(server)) as browser:
         seen: dict[str | None, str] = {}
         for session in (*reversed([f"order-{slug}" for slug in ITEMS]), None):
-            episode = server.new_episode(session)
+            episode_number = server.new_episode(session)
             context = fresh_context(browser, replay_profile(server))
             page = context.new_page()
             page.goto("https://pizzapalace.test/cart", wait_until="load")
             seen[session] = page.locator(".cart-item-name").inner_text()
             context.close()
-            (cart,) = [e for e in server.log if e.episode == episode and e.url.endswith("/cart")]
+            (cart,) = [
+                e for e in server.log if e.episode_number == episode_number and e.url.endswith("/cart")
+            ]
             assert cart.session == (session or "order-margherita") and cart.kind == "exact"
     assert seen == {
         "order-garlic-knots": "Garlic Knots (8)",

@@ -100,14 +100,14 @@ def test_replayed_flow_shows_the_tasks_own_item(
     task: Task, server: DirectReplayServer, browser: tuple[Browser, BrowserProfile]
 ) -> None:
     session = task.capture_plan().id
-    episode = server.new_episode(session)
+    episode_number = server.new_episode(session)
     launched, profile = browser
     context = fresh_context(launched, profile)
     try:
         flow = walk(context.new_page(), task)
     finally:
         context.close()
-    served = [entry for entry in server.log if entry.episode == episode]
+    served = [entry for entry in server.log if entry.episode_number == episode_number]
     own = {exact_url(entry.url) for entry in server.snapshot.entries() if entry.session == session}
     assert own, f"the snapshot has no session {session!r}"
     hosts = set(server.snapshot.manifest.hosts)  # not Chromium's own update and sign-in lookups

@@ -5,8 +5,8 @@ whose `context` is the browser's default context (the only one where the extensi
 with Playwright's `connect_over_cdp` through a loopback relay to the container's CDP socket.
 
 The container replays the snapshot it was started with (mounted read-only) with its own
-replayer: `launch(profile, session=...)` starts the episode's replay of its task's recorded
-session, and the session carries that episode's replay log (`ContainerSession.replay_log`).
+replayer: `launch(profile, capture_session=...)` starts the episode's replay of its task's recorded
+browser session, and the launched session carries that episode's replay log (`ContainerSession.replay_log`).
 By default one container stays warm across launches: each episode gets a fresh browser with a
 fresh profile folder in it, started in the background as soon as the previous episode ends
 (`benchmarks/container_bench.py` measured this against a new container per episode);
@@ -60,13 +60,13 @@ class ContainerSession(BrowserSession):
     """A BrowserSession whose browser and replayer live in a container."""
 
     container_id: str
-    episode: int
+    episode_number: int
     chromium: str
     control: ControlClient
 
     def replay_log(self) -> tuple[ReplayLogEntry, ...]:
         """Every request the container's replayer answered for this session's browser."""
-        return self.control.log(self.episode)
+        return self.control.log(self.episode_number)
 
     def coverage(self) -> Coverage:
         return Coverage.of(list(self.replay_log()))
@@ -258,9 +258,11 @@ class ContainerBackend:
         return ServeProfile.of(profile)
 
     @contextmanager
-    def launch(self, profile: BrowserProfile, session: str | None = None) -> Iterator[ContainerSession]:
-        """A fresh browser and profile; its replay episode answers first from `session` (a task's
-        recorded browser session, as `ReplayService.new_episode(session)`)."""
+    def launch(
+        self, profile: BrowserProfile, capture_session: str | None = None
+    ) -> Iterator[ContainerSession]:
+        """A fresh browser and profile; its replay episode answers first from `capture_session` (a
+        task's recorded browser session, as `ReplayService.new_episode(session)`)."""
         serve_profile = self._serve_profile(profile)
         with ExitStack() as stack:
             if self.fresh_container:
@@ -269,7 +271,7 @@ class ContainerBackend:
                 container = self._warm_container()
                 stack.callback(container.prepare, serve_profile)
             launched = container.take(serve_profile)
-            episode = container.control.begin(session)
+            episode_number = container.control.begin(capture_session)
             driver = stack.enter_context(playwright_driver(self._playwright))
             try:
                 browser = driver.chromium.connect_over_cdp(container.relay.endpoint)
@@ -281,7 +283,7 @@ class ContainerBackend:
                 profile=profile,
                 cdp_endpoint=container.relay.endpoint,
                 container_id=container.id,
-                episode=episode,
+                episode_number=episode_number,
                 chromium=launched.chromium,
                 control=container.control,
             )

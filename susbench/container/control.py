@@ -64,7 +64,7 @@ class LogRequest(Frozen):
     """Every request the replayer answered during one episode."""
 
     op: Literal["log"] = "log"
-    episode: int
+    episode_number: int
 
 
 class StatusRequest(Frozen):
@@ -87,13 +87,13 @@ REQUEST = TypeAdapter(Request)
 class Launched(Frozen):
     """A fresh browser is up: its replay episode and how long it took to start."""
 
-    episode: int
+    episode_number: int
     chromium: str
     seconds: float
 
 
 class Began(Frozen):
-    episode: int
+    episode_number: int
 
 
 class Status(Frozen):
@@ -101,7 +101,7 @@ class Status(Frozen):
     snapshot: str
     snapshot_sha256: str
     extension_sha256: str = Field(description="digest of the built-in extension (`extension_sha256`)")
-    episode: int
+    episode_number: int
     browser: bool = Field(description="a browser is running")
 
 
@@ -109,7 +109,7 @@ class EpisodeLog(Frozen):
     entries: tuple[ReplayLogEntry, ...]
 
 
-class Reply(Frozen):
+class ControlReply(Frozen):
     ok: bool
     result: dict[str, Any] | None = None
     error: str | None = None
@@ -153,7 +153,7 @@ class ControlClient:
             raise ContainerError(f"{self.socket_path}: the browser server does not answer ({exc})") from None
         if not line:
             raise ContainerError(f"{self.socket_path}: the browser server closed the connection")
-        reply = Reply.model_validate(json.loads(line))
+        reply = ControlReply.model_validate(json.loads(line))
         if not reply.ok or reply.result is None:
             raise ContainerError(f"the browser server refused {request!r}: {reply.error}")
         return reply.result
@@ -162,10 +162,12 @@ class ControlClient:
         return Launched.model_validate(self._ask(LaunchRequest(profile=profile), timeout))
 
     def begin(self, session: str | None, timeout: float = 10.0) -> int:
-        return Began.model_validate(self._ask(BeginRequest(session=session), timeout)).episode
+        return Began.model_validate(self._ask(BeginRequest(session=session), timeout)).episode_number
 
-    def log(self, episode: int, timeout: float = 30.0) -> tuple[ReplayLogEntry, ...]:
-        return EpisodeLog.model_validate(self._ask(LogRequest(episode=episode), timeout)).entries
+    def log(self, episode_number: int, timeout: float = 30.0) -> tuple[ReplayLogEntry, ...]:
+        return EpisodeLog.model_validate(
+            self._ask(LogRequest(episode_number=episode_number), timeout)
+        ).entries
 
     def status(self, timeout: float = 10.0) -> Status:
         return Status.model_validate(self._ask(StatusRequest(), timeout))

@@ -29,12 +29,12 @@ from susbench.container.control import (
     CONTROL_SOCKET,
     Began,
     BeginRequest,
+    ControlReply,
     EpisodeLog,
     HoldRequest,
     Launched,
     LaunchRequest,
     LogRequest,
-    Reply,
     ServeProfile,
     Status,
     parse_request,
@@ -130,7 +130,7 @@ class BrowserServer:
         started = time.monotonic()
         self._cdp_port = None
         self._browser.close()
-        episode = self._replay.new_episode()
+        episode_number = self._replay.new_episode()
         session = self._browser.enter_context(
             self._backend.launch(
                 BrowserProfile(
@@ -150,7 +150,7 @@ class BrowserServer:
         assert session.cdp_endpoint is not None
         self._cdp_port = urlsplit(session.cdp_endpoint).port
         return Launched(
-            episode=episode,
+            episode_number=episode_number,
             chromium=self._chromium,
             seconds=round(time.monotonic() - started, 3),
         )
@@ -161,7 +161,7 @@ class BrowserServer:
             snapshot=self.snapshot.name,
             snapshot_sha256=self._replay.snapshot.sha256,
             extension_sha256=self._extension_sha256,
-            episode=self._replay.episode,
+            episode_number=self._replay.episode_number,
             browser=self._cdp_port is not None,
         )
 
@@ -197,7 +197,7 @@ class BrowserServer:
             if self._holders == 0:
                 self._stopping.set()
 
-    async def _answer(self, line: bytes) -> Reply:
+    async def _answer(self, line: bytes) -> ControlReply:
         try:
             request = parse_request(line)
             result: Frozen
@@ -206,12 +206,12 @@ class BrowserServer:
                 self._jobs.put(job)
                 result = await asyncio.wrap_future(job.done)
             elif isinstance(request, BeginRequest):
-                result = Began(episode=self._replay.new_episode(request.session))
+                result = Began(episode_number=self._replay.new_episode(request.session))
             elif isinstance(request, LogRequest):
-                entries = self._replay.episode_log(request.episode)
+                entries = self._replay.episode_log(request.episode_number)
                 result = EpisodeLog(entries=tuple(entries))
             else:  # status, and the answer to a hold
                 result = self._status()
         except Exception as exc:  # noqa: BLE001 - every failure is answered, never crashes the server
-            return Reply(ok=False, error=f"{type(exc).__name__}: {exc}")
-        return Reply(ok=True, result=result.model_dump(mode="json"))
+            return ControlReply(ok=False, error=f"{type(exc).__name__}: {exc}")
+        return ControlReply(ok=True, result=result.model_dump(mode="json"))

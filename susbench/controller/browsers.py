@@ -35,10 +35,11 @@ class EpisodeBrowser:
 
 
 class EpisodeBrowsers(Protocol):
-    """Opens a fresh browser for an episode of browser session `session` (its task's capture plan)."""
+    """Opens a fresh browser for an episode of the recorded browser session `capture_session` (its task's
+    capture plan)."""
 
     def episode(
-        self, episode: Episode, session: str, cdp: bool, window: tuple[str, ...] | None = None
+        self, episode: Episode, capture_session: str, cdp: bool, window: tuple[str, ...] | None = None
     ) -> AbstractContextManager[EpisodeBrowser]:
         """`window`: a person sits at this browser: headed, with these extra Chromium flags."""
         ...
@@ -54,9 +55,9 @@ class HostBrowsers:
 
     @contextmanager
     def episode(
-        self, episode: Episode, session: str, cdp: bool, window: tuple[str, ...] | None = None
+        self, episode: Episode, capture_session: str, cdp: bool, window: tuple[str, ...] | None = None
     ) -> Iterator[EpisodeBrowser]:
-        with self.traffic.episode(episode, session) as traffic:
+        with self.traffic.episode(episode, capture_session) as traffic:
             profile = routed_profile(
                 traffic,
                 self._setup.look,
@@ -84,13 +85,13 @@ class ContainerBrowsers:
 
     @contextmanager
     def episode(
-        self, episode: Episode, session: str, cdp: bool, window: tuple[str, ...] | None = None
+        self, episode: Episode, capture_session: str, cdp: bool, window: tuple[str, ...] | None = None
     ) -> Iterator[EpisodeBrowser]:
         if window is not None:
             raise BrowserError(
                 "a person's episode needs --browser local: the browser container has no display"
             )
-        with self._backend.launch(self._profile, session=session) as launched:
+        with self._backend.launch(self._profile, capture_session=capture_session) as launched:
             browser = EpisodeBrowser(launched)
             yield browser
             # Read while the container is still there (a `fresh_container` backend removes it on close).

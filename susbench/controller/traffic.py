@@ -45,11 +45,12 @@ def replay_request(entry: ReplayLogEntry) -> RequestRecord:
 
 
 class ReplayTraffic:
-    """One episode on the worker's replay server: its own episode number and session, its slice of the log."""
+    """One episode on the worker's replay server: its own episode number and capture session, its slice of
+    the log."""
 
-    def __init__(self, server: ReplayService, session: str) -> None:
+    def __init__(self, server: ReplayService, capture_session: str) -> None:
         self._server = server
-        self._episode = server.new_episode(session)
+        self._episode_number = server.new_episode(capture_session)
         self.proxy_url: str | None = server.proxy_url
         self.host_resolver_rules: str | None = server.host_resolver_rules
         self.spki: str = server.spki
@@ -57,7 +58,7 @@ class ReplayTraffic:
     def collect(self) -> tuple[tuple[RequestRecord, ...], str | None]:
         if not self._server.alive:
             raise SusbenchError(f"the replay server (port {self._server.port}) stopped during the episode")
-        entries = self._server.episode_log(self._episode)
+        entries = self._server.episode_log(self._episode_number)
         return tuple(replay_request(entry) for entry in entries), None
 
 
@@ -107,13 +108,14 @@ class TrafficSource:
         """The replay server the next episode uses (None in live mode)."""
         return self._replay
 
-    def episode(self, episode: Episode, session: str) -> AbstractContextManager[Traffic]:
-        """The route of one episode of browser session `session` (its task's capture plan id)."""
+    def episode(self, episode: Episode, capture_session: str) -> AbstractContextManager[Traffic]:
+        """The route of one episode of the recorded browser session `capture_session` (its task's capture
+        plan id)."""
         if self._replay is not None:
             if not self._replay.alive:
                 self._replay = self._open_replay()
-            return _replayed(self._replay, session)
-        return _recorded(self._setup, episode, session)
+            return _replayed(self._replay, capture_session)
+        return _recorded(self._setup, episode, capture_session)
 
     def _open_replay(self) -> ReplayService:
         """A replay server on the snapshot; a new one replaces a server that stopped, so one failure
@@ -124,16 +126,16 @@ class TrafficSource:
 
 
 @contextmanager
-def _replayed(server: ReplayService, session: str) -> Iterator[Traffic]:
-    yield ReplayTraffic(server, session)
+def _replayed(server: ReplayService, capture_session: str) -> Iterator[Traffic]:
+    yield ReplayTraffic(server, capture_session)
 
 
 @contextmanager
-def _recorded(setup: WorkerSetup, episode: Episode, session: str) -> Iterator[Traffic]:
+def _recorded(setup: WorkerSetup, episode: Episode, capture_session: str) -> Iterator[Traffic]:
     if setup.archive_dir is None:
         raise ValueError("a live worker needs WorkerSetup.archive_dir")
     host_map = HostMap.parse(list(setup.live_resolve))
-    with RecordingProxy(host_map=host_map, upstream_ca=setup.live_ca_cert, session=session) as proxy:
+    with RecordingProxy(host_map=host_map, upstream_ca=setup.live_ca_cert, session=capture_session) as proxy:
         yield LiveTraffic(proxy, setup.archive_dir / f"{episode.id}.wacz")
 
 
