@@ -48,7 +48,7 @@ def event_lines(events: Iterable[tuple[int, str, Any]], start_ms: int) -> list[s
 
 
 @dataclass
-class Look:
+class ChoiceListLook:
     """One answer of the extension's choice list, and how many times in a row it was the same."""
 
     ts_ms: int
@@ -68,11 +68,11 @@ class ChoiceLog:
 
     def __init__(self, choices: Lister) -> None:
         self._choices = choices
-        self.looks: list[Look] = []
+        self.looks: list[ChoiceListLook] = []
 
     def __call__(self, page: Page, scroll_to: ChoiceRole | None = None, wait: float = 0.0) -> list[Choice]:
         found = self._choices(page, scroll_to=scroll_to, wait=wait)
-        look = Look(now_ms(), page.url, scroll_to, tuple(found))
+        look = ChoiceListLook(now_ms(), page.url, scroll_to, tuple(found))
         if self.looks and self.looks[-1].answer == look.answer:
             self.looks[-1].times += 1
         else:

@@ -52,7 +52,7 @@ TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 WORDS = re.compile(r"[0-9A-Za-z-]+( [0-9A-Za-z-]+)+")
 
 
-class RecordedExchange(Frozen):
+class OriginExchange(Frozen):
     """One recorded response, its body decoded to what the site meant (see the module's docstring)."""
 
     method: str = Field(description="the request's method, `*` where the request record has none")
@@ -137,7 +137,7 @@ def repair_headers(headers: Iterable[tuple[str, str]]) -> tuple[tuple[str, str],
     return tuple(repaired)
 
 
-def read_exchanges(warc: Path) -> list[RecordedExchange]:
+def read_exchanges(warc: Path) -> list[OriginExchange]:
     """Every response record of the WARC with its request's method, in capture order (`*` when its
     request record has no request line, as puppeteer-warc writes a status line there).
 
@@ -169,7 +169,7 @@ def read_exchanges(warc: Path) -> list[RecordedExchange]:
         encoding = (http_headers.get_header("Content-Encoding") or "").strip().lower() or None
         status_line = http_headers.statusline.split(" ", 1)
         exchanges.append(
-            RecordedExchange(
+            OriginExchange(
                 method=methods.get(record_id, "*"),
                 url=record.rec_headers.get_header("WARC-Target-URI"),
                 status=int(status_line[0]),
@@ -182,7 +182,7 @@ def read_exchanges(warc: Path) -> list[RecordedExchange]:
     return exchanges
 
 
-def archive_hosts(exchanges: Iterable[RecordedExchange]) -> dict[str, set[int]]:
+def archive_hosts(exchanges: Iterable[OriginExchange]) -> dict[str, set[int]]:
     """Each host of the archive with the ports its URLs reach (443 for https, 80 for http)."""
     hosts: dict[str, set[int]] = {}
     for exchange in exchanges:
@@ -373,8 +373,8 @@ class OriginServer:
         self.tls.load_cert_chain(self.ca.leaf_pem, self.ca.key_pem)
         self.tls.set_alpn_protocols(["http/1.1"])
         self.log: list[OriginLogEntry] = []
-        self._by_url: dict[tuple[str, str], list[RecordedExchange]] = {}
-        self._by_path: dict[tuple[str, str], RecordedExchange] = {}
+        self._by_url: dict[tuple[str, str], list[OriginExchange]] = {}
+        self._by_path: dict[tuple[str, str], OriginExchange] = {}
         for exchange in self.exchanges:
             self._by_url.setdefault((exchange.method, exchange.url), []).append(exchange)
             self._by_path.setdefault((exchange.method, exchange.url.split("?", 1)[0]), exchange)
@@ -411,7 +411,7 @@ class OriginServer:
             for port in sorted(ports)
         ]
 
-    def pick(self, method: str, url: str) -> tuple[RecordedExchange | None, Literal["exact", "path", "miss"]]:
+    def pick(self, method: str, url: str) -> tuple[OriginExchange | None, Literal["exact", "path", "miss"]]:
         """The recorded answer to `method url`: by method and URL, then by URL alone where the method
         was not recorded, then the first one recorded for the same path."""
         with self._lock:

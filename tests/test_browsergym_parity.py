@@ -71,7 +71,7 @@ def ledger_events(web_playwright: Playwright, cdp_url: str) -> list[tuple[int, s
 
 
 @dataclass
-class Call:
+class DriverCall:
     """One command to the driver, what it answered and each list of choices the test read after it."""
 
     ts_ms: int
@@ -80,7 +80,7 @@ class Call:
     answer: dict[str, Any]
     looks: list[tuple[int, list[Choice]]] = field(default_factory=list)
 
-    def lines(self, start_ms: int, before: Call | None) -> list[str]:
+    def lines(self, start_ms: int, before: DriverCall | None) -> list[str]:
         """The call and its answer (folded when it is the answer before), then each look after it."""
         same = before is not None and before.answer == self.answer
         answer = "the same as the call before" if same else as_json(self.answer)
@@ -98,13 +98,15 @@ class Trail:
         self.driver = driver
         self.web_playwright = web_playwright
         self.db = db
-        self.calls: list[Call] = []
+        self.calls: list[DriverCall] = []
         self.cdp_url: str | None = None
         self.closed = False
 
     def call(self, op: str, **command: Any) -> dict[str, Any]:
         answer = self.driver.call(op, **command)
-        self.calls.append(Call(now_ms(), op, command, {key: answer[key] for key in TOLD if key in answer}))
+        self.calls.append(
+            DriverCall(now_ms(), op, command, {key: answer[key] for key in TOLD if key in answer})
+        )
         self.cdp_url = answer.get("cdp_url", self.cdp_url)
         self.closed = self.closed or op == "close"
         return answer

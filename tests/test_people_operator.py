@@ -29,7 +29,7 @@ from susbench.people.control import ControlPanel, WindowPlacement
 from susbench.people.operator import HumanOperator
 from susbench.results.store import Store
 from tests.fixtures.cli import run_cli
-from tests.fixtures.people import AWAY, CHOSEN, SPY, Target, XInput, done_on_screen, seated_probe
+from tests.fixtures.people import AWAY, CHOSEN, SPY, SeatedTask, XInput, done_on_screen, seated_probe
 
 
 @pytest.mark.e2e
@@ -37,7 +37,7 @@ def test_a_person_is_scored_from_real_x_input(
     tmp_path: Path,
     x_input: XInput,
     web_playwright: Playwright,
-    targets: dict[str, Target],
+    targets: dict[str, SeatedTask],
 ) -> None:
     done = done_on_screen(web_playwright)
     db = tmp_path / "people.duckdb"

@@ -117,7 +117,7 @@ class Viewer:
         )
 
 
-class Target(NamedTuple):
+class ClickTargets(NamedTuple):
     option: tuple[float, float]
     option_looks: Patch
     done: tuple[float, float]
@@ -125,7 +125,9 @@ class Target(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def target(x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]) -> Target:
+def target(
+    x_input: XInput, web_playwright: Playwright, extension_dir: Path, tasks: list[Task]
+) -> ClickTargets:
     """Where the safe option and Done are on a seated screen, and how they look there."""
     task = next(task for task in tasks if task.id == TASK)
     done = done_on_screen(web_playwright)
@@ -135,7 +137,7 @@ def target(x_input: XInput, web_playwright: Playwright, extension_dir: Path, tas
             x_input.wait_for_window("^Task: ", timeout=30)
             x_input.move(1, 1)
             time.sleep(1.0)  # both windows have settled
-            return Target(option, x_input.patch(*option), done, x_input.patch(*done))
+            return ClickTargets(option, x_input.patch(*option), done, x_input.patch(*done))
 
 
 @pytest.fixture
@@ -173,7 +175,7 @@ def link_in(lines: queue.Queue[str], timeout: float) -> tuple[str, list[str]]:
 
 @pytest.mark.e2e
 def test_a_remote_participant_is_scored_through_novnc(
-    seat_packages: None, tmp_path: Path, target: Target, viewer: Viewer
+    seat_packages: None, tmp_path: Path, target: ClickTargets, viewer: Viewer
 ) -> None:
     db = tmp_path / "remote.duckdb"
     env = {key: value for key, value in os.environ.items() if key != "DISPLAY"}
@@ -356,7 +358,7 @@ def test_a_remote_participant_does_a_study_and_sees_the_end_screen(
     seat_packages: None,
     tmp_path: Path,
     viewer: Viewer,
-    target: Target,
+    target: ClickTargets,
     points: StudyPoints,
     study_looks: StudyLooks,
 ) -> None:

@@ -37,8 +37,8 @@ from tests.fixtures.people import (
     CHOSEN,
     CONSENT,
     SPY,
+    SeatedTask,
     StudyPoints,
-    Target,
     XInput,
     descendants,
     seated_probe,
@@ -58,7 +58,11 @@ class Participant:
     """A person at the study's screen: waits to see each window, then clicks and types."""
 
     def __init__(
-        self, x_input: XInput, points: StudyPoints, targets: dict[str, Target], instructions: dict[str, str]
+        self,
+        x_input: XInput,
+        points: StudyPoints,
+        targets: dict[str, SeatedTask],
+        instructions: dict[str, str],
     ):
         self.x = x_input
         self.points = points
@@ -104,7 +108,9 @@ class Participant:
 
 
 @pytest.fixture(scope="module")
-def participant(x_input: XInput, points: StudyPoints, targets: dict[str, Target], tasks: list) -> Participant:
+def participant(
+    x_input: XInput, points: StudyPoints, targets: dict[str, SeatedTask], tasks: list
+) -> Participant:
     instructions = {task.instruction: task.id for task in tasks if task.id in (*CHOSEN, PRACTICE)}
     return Participant(x_input, points, targets, instructions)
 

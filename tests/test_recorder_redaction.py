@@ -22,7 +22,7 @@ from susbench.replayer.matching import Canonicalizer, ReplayIndex, RuleSet
 from susbench.replayer.proxy import ReplayServer, ca_confdir
 from susbench.web import LocalWeb
 from tests.fixtures.proxy_client import Fetched, fetch_via_proxy
-from tests.test_replay_matching import Entry
+from tests.test_replay_matching import IndexedEntry
 
 SITE = "https://pizzapalace.test"
 
@@ -72,7 +72,7 @@ def test_a_masked_url_matches_the_live_request_whatever_its_secret(redactor: Red
         redactor.url("https://s.test/api;jsessionid=A1?x=1&access_token=first"),
         "https://s.test/api?x=2",
     ]
-    index = ReplayIndex([Entry(url, seq) for seq, url in enumerate(recorded)])
+    index = ReplayIndex([IndexedEntry(url, seq) for seq, url in enumerate(recorded)])
     match = index.lookup("GET", "https://s.test/api;jsessionid=B2?access_token=live&x=1")
     assert match is not None and match.entry.seq == 0
     assert match.kind == "canonical" and match.rule is not None and "secret-param" in match.rule

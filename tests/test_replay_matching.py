@@ -16,7 +16,7 @@ from tests.fixtures.replay import SyntheticExchange, write_snapshot
 
 
 @dataclass(frozen=True)
-class Entry:
+class IndexedEntry:
     url: str
     seq: int
     method: str = "GET"
@@ -24,13 +24,13 @@ class Entry:
     session: str | None = None
 
 
-def index_of(*entries: Entry, loader=None) -> ReplayIndex[Entry]:
+def index_of(*entries: IndexedEntry, loader=None) -> ReplayIndex[IndexedEntry]:
     return ReplayIndex(list(entries), body_loader=loader)
 
 
 def test_exact_normalises_only_what_never_matters() -> None:
     assert exact_url("HTTPS://Shop.TEST:443/a?b=1&a=2#frag") == "https://shop.test/a?b=1&a=2"
-    index = index_of(Entry("https://shop.test/a?b=1&a=2", 0))
+    index = index_of(IndexedEntry("https://shop.test/a?b=1&a=2", 0))
     match = index.lookup("GET", "https://shop.test:443/a?b=1&a=2")
     assert match is not None and match.kind == "exact" and match.rule is None
 
@@ -57,7 +57,7 @@ def test_exact_normalises_only_what_never_matters() -> None:
     ],
 )
 def test_canonical_rules_strip_volatile_parameters(recorded: str, requested: str, rule: str) -> None:
-    match = index_of(Entry(recorded, 0)).lookup("GET", requested)
+    match = index_of(IndexedEntry(recorded, 0)).lookup("GET", requested)
     assert match is not None
     assert match.kind == "canonical"
     assert rule in (match.rule or "")
@@ -65,14 +65,14 @@ def test_canonical_rules_strip_volatile_parameters(recorded: str, requested: str
 
 def test_fuzzy_prefers_best_overlap_then_lexicographic_url_then_capture_order() -> None:
     index = index_of(
-        Entry("https://s.test/search?q=shoes&page=2", 0),
-        Entry("https://s.test/search?q=shoes&page=1&sort=price", 1),
-        Entry("https://s.test/search?q=hats", 2),
+        IndexedEntry("https://s.test/search?q=shoes&page=2", 0),
+        IndexedEntry("https://s.test/search?q=shoes&page=1&sort=price", 1),
+        IndexedEntry("https://s.test/search?q=hats", 2),
     )
     match = index.lookup("GET", "https://s.test/search?q=shoes&page=1")
     assert match is not None and match.kind == "fuzzy"
     assert match.entry.seq == 1 and match.score == pytest.approx(0.8)
-    tie = index_of(Entry("https://s.test/p?b=1", 0), Entry("https://s.test/p?a=1", 1))
+    tie = index_of(IndexedEntry("https://s.test/p?b=1", 0), IndexedEntry("https://s.test/p?a=1", 1))
     chosen = tie.lookup("GET", "https://s.test/p?c=1")
     assert chosen is not None and chosen.entry.url == "https://s.test/p?a=1" and chosen.score == 0.0
     assert index.lookup("GET", "https://s.test/other") is None
@@ -87,9 +87,9 @@ def test_overlap_score_is_two_m_over_t() -> None:
 
 def test_repeated_requests_follow_recording_order_and_reset_per_episode() -> None:
     index = index_of(
-        Entry("https://s.test/counter", 0),
-        Entry("https://s.test/counter", 5),
-        Entry("https://s.test/counter", 9),
+        IndexedEntry("https://s.test/counter", 0),
+        IndexedEntry("https://s.test/counter", 5),
+        IndexedEntry("https://s.test/counter", 9),
     )
     served = [index.lookup("GET", "https://s.test/counter").entry.seq for _ in range(5)]  # type: ignore[union-attr]
     assert served == [0, 5, 9, 9, 9]
@@ -102,8 +102,8 @@ def test_post_bodies_are_keyed_by_whole_body_digest() -> None:
     big_b = json.dumps({"query": "x" * 5000, "variables": {"id": 2}}).encode()
     bodies = {0: big_a, 1: big_b}
     index = index_of(
-        Entry("https://s.test/graphql", 0, "POST", body_digest(big_a)),
-        Entry("https://s.test/graphql", 1, "POST", body_digest(big_b)),
+        IndexedEntry("https://s.test/graphql", 0, "POST", body_digest(big_a)),
+        IndexedEntry("https://s.test/graphql", 1, "POST", body_digest(big_b)),
         loader=lambda entry: bodies[entry.seq],
     )
     assert index.lookup("POST", "https://s.test/graphql", big_b).entry.seq == 1  # type: ignore[union-attr]
@@ -114,12 +114,13 @@ def test_post_bodies_are_keyed_by_whole_body_digest() -> None:
 def test_post_bodies_canonicalise_volatile_fields() -> None:
     recorded = b"sku=tea&qty=1&_=1700000000000"
     index = index_of(
-        Entry("https://s.test/cart/add", 0, "POST", body_digest(recorded)), loader=lambda entry: recorded
+        IndexedEntry("https://s.test/cart/add", 0, "POST", body_digest(recorded)),
+        loader=lambda entry: recorded,
     )
     match = index.lookup("POST", "https://s.test/cart/add", b"qty=1&sku=tea&_=1800000000000")
     assert match is not None and match.kind == "canonical" and "underscore-cache-buster" in (match.rule or "")
     json_index = index_of(
-        Entry("https://s.test/api", 0, "POST", "d"),
+        IndexedEntry("https://s.test/api", 0, "POST", "d"),
         loader=lambda entry: b'{"b": 1, "utm_source": "x", "a": [1, 2]}',
     )
     hit = json_index.lookup("POST", "https://s.test/api", b'{"a":[1,2],"b":1}')
@@ -136,7 +137,7 @@ def test_rules_file_errors_name_the_file(tmp_path: Path) -> None:
 
 
 def test_scheme_upgrade_falls_back_to_the_recorded_scheme() -> None:
-    index = index_of(Entry("http://books.test/", 0))
+    index = index_of(IndexedEntry("http://books.test/", 0))
     match = index.lookup("GET", "https://books.test/")
     assert match is not None and match.kind == "canonical" and match.rule == "scheme"
 

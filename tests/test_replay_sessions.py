@@ -28,7 +28,7 @@ from susbench.snapshot import IndexEntry, Snapshot
 from susbench.snapshot.cdxj import SESSION_HEADER
 from susbench.snapshot.wacz import PAGES_MEMBER, WARC_MEMBER
 from susbench.web import LocalWeb
-from tests.test_replay_matching import Entry, index_of
+from tests.test_replay_matching import IndexedEntry, index_of
 
 ITEMS = ("margherita", "garlic-knots")
 
@@ -50,14 +50,14 @@ def shop_plan(slug: str) -> CapturePlan:
 
 def test_each_layer_prefers_the_episodes_session_then_the_whole_snapshot() -> None:
     index = index_of(
-        Entry("https://s.test/cart", 0, session="a"),
-        Entry("https://s.test/cart", 1, session="b"),
-        Entry("https://s.test/cart", 2, session="a"),
-        Entry("https://s.test/search?q=b", 3, session="b"),
-        Entry("https://s.test/app.js?cb=1", 4, session="a"),
-        Entry("https://s.test/app.js?cb=2", 5, session="b"),
-        Entry("https://s.test/only-b", 6, session="b"),
-        Entry("https://s.test/search?q=a&page=2", 7, session="a"),
+        IndexedEntry("https://s.test/cart", 0, session="a"),
+        IndexedEntry("https://s.test/cart", 1, session="b"),
+        IndexedEntry("https://s.test/cart", 2, session="a"),
+        IndexedEntry("https://s.test/search?q=b", 3, session="b"),
+        IndexedEntry("https://s.test/app.js?cb=1", 4, session="a"),
+        IndexedEntry("https://s.test/app.js?cb=2", 5, session="b"),
+        IndexedEntry("https://s.test/only-b", 6, session="b"),
+        IndexedEntry("https://s.test/search?q=a&page=2", 7, session="a"),
     )
 
     def seq(url: str, session: str | None) -> int | None:
