@@ -10,7 +10,6 @@ one slot) and all of it, with the model file's sha256 and the runtime's version,
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import secrets
@@ -25,6 +24,7 @@ from typing import Any
 
 from pydantic import Field
 
+from susbench.core.digests import file_sha256
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.models import Frozen
@@ -119,14 +119,6 @@ def local_model_missing() -> str | None:
     except SusbenchError as exc:
         return str(exc)
     return None
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def model_name(path: Path) -> str:

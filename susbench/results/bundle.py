@@ -10,7 +10,6 @@ environment variable, or a setting named like a secret, stops the export instead
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -23,6 +22,7 @@ import duckdb
 from pydantic import Field, ValidationError
 
 from susbench import __version__
+from susbench.core.digests import file_sha256
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.identity import RunIdentity
 from susbench.core.loading import describe_validation_error, read_data_file, validate_data
@@ -156,14 +156,6 @@ def secret_problems(document: Mapping[str, Any], environ: Mapping[str, str]) -> 
     return problems
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _stored_episodes(store: Store) -> dict[str, dict[str, Any]]:
     """Per run: the task ids, repeats, episode count and outcome counts of its stored episodes."""
     _, rows = store.query(
@@ -250,7 +242,7 @@ def export_bundle(store: Store, folder: Path) -> list[Path]:
     files = []
     for path in written:
         _, ((rows,),) = store.query("SELECT count(*) FROM read_parquet(?)", [str(path)])
-        files.append(BundleFile(name=path.name, rows=rows, sha256=_file_sha256(path)))
+        files.append(BundleFile(name=path.name, rows=rows, sha256=file_sha256(path)))
     manifest = ResultManifest(
         exported_at=datetime.now(UTC),
         exported_by=__version__,
@@ -283,7 +275,7 @@ def read_bundle(folder: Path) -> ResultManifest:
         member = folder / item.name
         if not member.is_file():
             raise SusbenchError(f"{path}: field 'files.{index}': {member} is missing from the bundle")
-        if _file_sha256(member) != item.sha256:
+        if file_sha256(member) != item.sha256:
             raise SusbenchError(
                 f"{member}: its sha256 differs from the one in {path}; the bundle changed after export"
             )

@@ -6,7 +6,6 @@ The WARC is never read whole: the zip's members are stored uncompressed, so a re
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
 import threading
@@ -21,6 +20,7 @@ from typing import Self
 
 from pydantic import ValidationError
 
+from susbench.core.digests import file_sha256
 from susbench.core.errors import SnapshotError
 from susbench.core.loading import describe_validation_error
 from susbench.core.models import Frozen, SnapshotManifest
@@ -29,7 +29,6 @@ from susbench.snapshot.indexes import read_indexes
 from susbench.snapshot.limits import MAX_RECORD_BYTES, mib
 from susbench.snapshot.package import (
     DATAPACKAGE,
-    HASH_CHUNK,
     DataPackage,
     PageLine,
     check_digest,
@@ -156,11 +155,7 @@ class Snapshot:
     @cached_property
     def sha256(self) -> str:
         """sha256 hex of the whole WACZ file (computed once, on first use)."""
-        digest = hashlib.sha256()
-        with open(self.path, "rb") as handle:
-            while chunk := handle.read(HASH_CHUNK):
-                digest.update(chunk)
-        return digest.hexdigest()
+        return file_sha256(self.path)
 
     def read_record(self, entry: IndexEntry) -> WarcRecord:
         """The WARC record behind `entry`; a damaged one raises SnapshotError naming file + offset."""
