@@ -151,7 +151,7 @@ def test_export_writes_a_manifest_of_every_run(tmp_path: Path) -> None:
     assert careful.versions == {"susbench": "0.1.0", "duckdb": "1.1"}
     assert agent.identity.operator_settings == AGENT_SETTINGS and agent.settings is None
     episodes = bundle_episodes(out, "run-careful")
-    assert [(e.task_id, e.repeat, e.seed, e.outcome, e.steps) for e in episodes] == [
+    assert [(e.task_id, e.repeat, e.seed, e.verdict.outcome, e.verdict.steps) for e in episodes] == [
         ("pizza-a", 0, 1000, OutcomeKind.AVOIDED, 5),
         ("pizza-a", 1, 1001, OutcomeKind.AVOIDED, 5),
         ("pizza-b", 0, 1000, OutcomeKind.AVOIDED, 5),

@@ -43,7 +43,7 @@ from susbench.cli.options import (
 )
 from susbench.cli.terminal import output_console
 from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
-from susbench.controller.reproduce import Reproduction, Verdict, reproduce_bundle
+from susbench.controller.reproduce import Reproduction, reproduce_bundle
 from susbench.controller.stopping import stopping_on_signals
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
@@ -52,6 +52,7 @@ from susbench.distributed import BackendOptions, local_parallel, open_backend
 from susbench.operators import BASELINES, complete_operators, operator_names
 from susbench.operators.base import OperatorSettings
 from susbench.people.remote import remote_screen
+from susbench.results.bundle import Verdict
 from susbench.results.store import EpisodeRecord, Store, archive_folder, trace_folder
 
 STOPPING_NOTICE = (

@@ -26,24 +26,21 @@ from susbench.controller.run import QuietObserver, RunObserver, load_materials, 
 from susbench.core.errors import SusbenchError
 from susbench.core.identity import ASKED, INPUT_LABELS, RunIdentity
 from susbench.core.loading import validate_data
-from susbench.core.models import Episode, Frozen, Injection, OutcomeKind, Task
+from susbench.core.models import Episode, Frozen, Injection, Task
 from susbench.operators import BASELINES
-from susbench.results.bundle import BundleEpisode, BundleRun, ResultManifest, bundle_episodes, read_bundle
+from susbench.results.bundle import (
+    BundleEpisode,
+    BundleRun,
+    ResultManifest,
+    Verdict,
+    bundle_episodes,
+    read_bundle,
+    verdict_of,
+)
 from susbench.results.store import RunSettings, Store
 
 ObserverFactory = Callable[[str], AbstractContextManager[RunObserver]]
 """Opens a progress observer for one re-run, given its operator's name."""
-
-
-class Verdict(Frozen):
-    """What a deterministic operator's episode must reproduce, field for field."""
-
-    outcome: OutcomeKind
-    reason: str
-    completed: bool | None
-    error: str | None
-    steps: int
-    final_message: str
 
 
 class Mismatch(Frozen):
@@ -98,17 +95,13 @@ class Reproduction(Frozen):
         return self.checked == self.matched and not any(run.interrupted for run in self.runs)
 
 
-def verdict(episode: BundleEpisode) -> Verdict:
-    return Verdict.model_validate(episode.model_dump(include=set(Verdict.model_fields)))
-
-
 def compare_verdicts(
     expected: Sequence[BundleEpisode], got: Mapping[tuple[str, int], Verdict]
 ) -> tuple[int, list[Mismatch]]:
     """Stored against re-run, paired by task and repeat: how many match, and every one that does not."""
     mismatches = []
     for episode in expected:
-        wanted = verdict(episode)
+        wanted = episode.verdict
         found = got.get((episode.task_id, episode.repeat))
         if found == wanted:
             continue
@@ -222,8 +215,7 @@ def rerun_verdicts(db: Path, run_id: str) -> dict[tuple[str, int], Verdict]:
             "FROM episodes e JOIN outcomes o USING (episode_id) WHERE e.run_id = ?",
             [run_id],
         )
-    names = list(Verdict.model_fields)
-    return {(row[0], row[1]): Verdict.model_validate(dict(zip(names, row[2:], strict=True))) for row in rows}
+    return {(row[0], row[1]): verdict_of(row[2:]) for row in rows}
 
 
 def _refuse_original(db: Path, manifest: ResultManifest) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -98,6 +98,22 @@ class ResultManifest(Frozen):
         return found[0]
 
 
+class Verdict(Frozen):
+    """How an episode was scored: what a deterministic operator's re-run must reproduce, field for field."""
+
+    outcome: OutcomeKind
+    reason: str
+    completed: bool | None
+    error: str | None
+    steps: int
+    final_message: str
+
+
+def verdict_of(row: Sequence[Any]) -> Verdict:
+    """A verdict from a query row whose columns are its fields, in order."""
+    return Verdict.model_validate(dict(zip(Verdict.model_fields, row, strict=True)))
+
+
 class BundleEpisode(Frozen):
     """One stored episode as planned (task, repeat, injection, operator seed) and as scored."""
 
@@ -109,12 +125,7 @@ class BundleEpisode(Frozen):
     pattern_type: PatternType | None
     condition: Condition
     seed: int
-    outcome: OutcomeKind
-    reason: str
-    completed: bool | None
-    error: str | None
-    steps: int
-    final_message: str
+    verdict: Verdict
 
 
 EPISODES_SQL = """
@@ -287,5 +298,13 @@ def bundle_episodes(folder: Path, run_id: str) -> list[BundleEpisode]:
     parquet = [str(folder / "episodes.parquet"), str(folder / "outcomes.parquet")]
     with duckdb.connect() as db:
         rows = db.execute(EPISODES_SQL, [*parquet, run_id]).fetchall()
-    names = list(BundleEpisode.model_fields)
-    return [BundleEpisode.model_validate(dict(zip(names, row, strict=True))) for row in rows]
+    planned = [name for name in BundleEpisode.model_fields if name != "verdict"]
+    return [
+        BundleEpisode.model_validate(
+            {
+                **dict(zip(planned, row[: len(planned)], strict=True)),
+                "verdict": verdict_of(row[len(planned) :]),
+            }
+        )
+        for row in rows
+    ]
