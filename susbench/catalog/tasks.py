@@ -7,8 +7,9 @@ injection catalog: an unknown id or an injection on another site is an error nam
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import load_model
@@ -79,20 +80,39 @@ def _parts(selector: str) -> list[str]:
     return [piece.strip() for piece in selector.split(",")]
 
 
+Selectable = TypeVar("Selectable", Task, Injection)
+
+
+def select_matching(
+    items: Sequence[Selectable],
+    selector: str,
+    matching: Callable[[str], list[Selectable]],
+    unmatched: Callable[[str], str],
+) -> list[Selectable]:
+    """The items one or more comma-separated parts of `selector` match, in catalog order, each once;
+    a part that matches none is refused with `unmatched(part)`, which says what was expected."""
+    chosen: set[str] = set()
+    for part in _parts(selector):
+        matched = matching(part)
+        if not matched:
+            raise SusbenchError(unmatched(part))
+        chosen.update(item.id for item in matched)
+    return [item for item in items if item.id in chosen]
+
+
 def select_tasks(tasks: Iterable[Task], selector: str, injections: Mapping[str, Injection]) -> list[Task]:
     """Tasks matching one or more comma-separated selectors, in catalog order, each once."""
     tasks = list(tasks)
-    chosen: dict[str, Task] = {}
-    for part in _parts(selector):
-        matched = _match(tasks, part, injections)
-        if not matched:
-            raise SusbenchError(
-                f"--tasks {part!r} matches no task; expected 'all', a task id, a site host "
-                f"(e.g. {tasks[0].site if tasks else 'pizzapalace.test'}), a pattern type "
-                f"({', '.join(PATTERN_TYPES)}) or a glob over task ids"
-            )
-        chosen.update((task.id, task) for task in matched)
-    return [task for task in tasks if task.id in chosen]
+    example = tasks[0].site if tasks else "pizzapalace.test"
+    return select_matching(
+        tasks,
+        selector,
+        lambda part: _match(tasks, part, injections),
+        lambda part: (
+            f"--tasks {part!r} matches no task; expected 'all', a task id, a site host (e.g. {example}), "
+            f"a pattern type ({', '.join(PATTERN_TYPES)}) or a glob over task ids"
+        ),
+    )
 
 
 def drawable_injections(task: Task, selector: str, injections: Mapping[str, Injection]) -> tuple[str, ...]:

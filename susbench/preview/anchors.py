@@ -34,6 +34,7 @@ from susbench.browser.semantic import (
     semantic_source,
 )
 from susbench.catalog.injections import GENERIC_DIR, Template, load_injections, load_templates
+from susbench.catalog.tasks import select_matching
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import describe_validation_error
 from susbench.core.models import PATTERN_TYPES, Frozen, Injection, PatternType, SemanticKind
@@ -275,19 +276,18 @@ def expand(targets: Sequence[str]) -> tuple[list[Path], list[Path], list[str]]:
 
 def select_injections(injections: Sequence[Injection], selector: str) -> list[Injection]:
     """`all`, ids, pattern types or globs over ids, comma-separated."""
-    chosen: dict[str, Injection] = {}
-    for part in (piece.strip() for piece in selector.split(",")):
-        matched = [
+    example = injections[0].id if injections else "generic-price-protection-plan"
+    return select_matching(
+        injections,
+        selector,
+        lambda part: [
             item for item in injections if part == "all" or item.type == part or glob_matches(part, item.id)
-        ]
-        if not matched:
-            raise SusbenchError(
-                f"--injections {part!r} matches no generic injection; expected 'all', an id "
-                f"(e.g. {injections[0].id if injections else 'generic-price-protection-plan'}), "
-                f"a pattern type ({', '.join(PATTERN_TYPES)}) or a glob over ids"
-            )
-        chosen.update((item.id, item) for item in matched)
-    return [item for item in injections if item.id in chosen]
+        ],
+        lambda part: (
+            f"--injections {part!r} matches no generic injection; expected 'all', an id (e.g. {example}), "
+            f"a pattern type ({', '.join(PATTERN_TYPES)}) or a glob over ids"
+        ),
+    )
 
 
 def generic_injections(selector: str = "all") -> list[Injection]:
