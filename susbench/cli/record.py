@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import TracebackType
 from typing import Annotated
 
 import typer
@@ -12,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from susbench.catalog.tasks import task_target
+from susbench.cli.terminal import ShownProgress
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.models import DEFAULT_LOCALE, DEFAULT_TIMEZONE, HostMap, PageLook, Viewport
@@ -166,31 +166,24 @@ def _record_targets(
     console.print(f"wrote {path}")
 
 
-class CatalogProgress:
+class CatalogProgress(ShownProgress):
     """A progress bar per site; in a log (not a terminal) one line per site when it ends."""
 
     def __init__(self, sites: list[str]) -> None:
-        self._progress = Progress(
-            TextColumn("[bold]{task.fields[site]}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.description}", markup=False),
-            TimeElapsedColumn(),
-            console=console,
+        super().__init__(
+            Progress(
+                TextColumn("[bold]{task.fields[site]}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}", markup=False),
+                TimeElapsedColumn(),
+                console=console,
+            )
         )
         width = max(map(len, sites), default=4)
         self._bars = {
             site: self._progress.add_task("waiting", total=None, site=site.ljust(width)) for site in sites
         }
-
-    def __enter__(self) -> CatalogProgress:
-        self._progress.start()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self._progress.stop()
 
     def event(self, event: SiteEvent) -> None:
         bar = self._bars[event.site]

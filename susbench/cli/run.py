@@ -9,7 +9,6 @@ from __future__ import annotations
 import signal
 from datetime import date
 from pathlib import Path
-from types import TracebackType
 from typing import Annotated, Any
 
 import typer
@@ -41,7 +40,7 @@ from susbench.cli.options import (
     option,
     takes,
 )
-from susbench.cli.terminal import output_console
+from susbench.cli.terminal import ShownProgress, output_console
 from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
 from susbench.controller.reproduce import Reproduction, reproduce_bundle
 from susbench.controller.stopping import stopping_on_signals
@@ -60,31 +59,24 @@ STOPPING_NOTICE = (
 )
 
 
-class ProgressDisplay:
+class ProgressDisplay(ShownProgress):
     """The run's progress bar; in a log (not a terminal) one line per stored episode instead."""
 
     def __init__(self, operator: str, console: Console) -> None:
-        self._operator = operator
-        self._progress = Progress(
-            TextColumn("[bold]{task.fields[operator]}[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[outcomes]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=console,
+        super().__init__(
+            Progress(
+                TextColumn("[bold]{task.fields[operator]}[/]"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[outcomes]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+            )
         )
+        self._operator = operator
         self._bar = self._progress.add_task("run", total=0, operator=operator, outcomes="")
-
-    def __enter__(self) -> ProgressDisplay:
-        self._progress.start()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
-        self._progress.stop()
 
     def started(self, summary: RunSummary) -> None:
         if summary.notice:

@@ -7,8 +7,12 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Self
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def shell_words(args: Sequence[str]) -> str:
@@ -32,3 +36,17 @@ def output_console(log_width: int = LOG_WIDTH) -> Console:
     else:
         width = None if sys.stdout.isatty() else log_width
     return Console(highlight=False, width=width)
+
+
+class ShownProgress:
+    """Bars drawn while the `with` block runs; a display builds its `Progress` and says what moved."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+
+    def __enter__(self) -> Self:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._progress.stop()
