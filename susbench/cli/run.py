@@ -277,31 +277,22 @@ def demo(**given: Any) -> None:
         with_model = missing is None
         if missing is not None:
             console.print(f"the local model's row is left out: {missing} (`make local-model` adds it)")
+    shared = {
+        "snapshot": snapshot,
+        "tasks_dir": tasks_dir,
+        "db": db,
+        "browser": given["browser"],
+        "image": given["image"],
+    }
     with open_backend(where) as executor:
         for operator in ("naive", "careful", "random"):
             console.print(f"[bold]{operator}[/]")
-            options = RunOptions(
-                tasks="all",
-                operator=operator,
-                snapshot=snapshot,
-                tasks_dir=tasks_dir,
-                parallel=at_once,
-                db=db,
-                browser=given["browser"],
-                image=given["image"],
-            )
+            options = RunOptions(tasks="all", operator=operator, parallel=at_once, **shared)
             _run_with_progress(options, console, executor)
         if with_model:
             with serving_for_run() as server:
                 console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
-                chosen = RunOptions(
-                    **local_run_fields(server),
-                    snapshot=snapshot,
-                    tasks_dir=tasks_dir,
-                    db=db,
-                    browser=given["browser"],
-                    image=given["image"],
-                )
+                chosen = RunOptions(**local_run_fields(server), **shared)
                 _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
         report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
