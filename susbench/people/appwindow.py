@@ -9,14 +9,16 @@ must carry `Content-Type: application/json`, which a cross-site `no-cors` reques
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import subprocess
 import tempfile
 import threading
+from abc import ABC, abstractmethod
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, Self
 
 from pydantic import Field
 
@@ -151,3 +153,28 @@ class AppWindow:
                     self._answer(window.pages.post(name, body))
 
         return Handler
+
+
+class WindowedPages(ABC):
+    """Pages a person sees in their own `AppWindow`, open while the `with` block runs."""
+
+    def __init__(self, placement: WindowPlacement, executable: Path | None) -> None:
+        self.token = secrets.token_urlsafe(24)
+        self._window = AppWindow(self, placement, self.token, executable)
+
+    @abstractmethod
+    def get(self, name: str) -> PageResponse | None: ...
+
+    @abstractmethod
+    def post(self, name: str, body: bytes) -> PageResponse | None: ...
+
+    @property
+    def url(self) -> str:
+        return self._window.url
+
+    def __enter__(self) -> Self:
+        self._window.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._window.__exit__(*exc_info)

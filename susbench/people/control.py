@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import json
-import secrets
 import threading
 import time
 from http import HTTPStatus
@@ -21,7 +20,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from susbench.core.models import Frozen
-from susbench.people.appwindow import NO_FLAG_BAR, AppWindow, PageResponse, WindowPlacement
+from susbench.people.appwindow import NO_FLAG_BAR, PageResponse, WindowedPages, WindowPlacement
 
 __all__ = ["NO_FLAG_BAR", "ControlPanel", "Finish", "WindowPlacement", "control_page"]
 
@@ -44,7 +43,7 @@ def control_page(instruction: str, seconds_left: float) -> str:
     return PAGE.substitute(instruction=html.escape(instruction), seconds=f"{seconds_left:.0f}")
 
 
-class ControlPanel:
+class ControlPanel(WindowedPages):
     """One episode's controls: a loopback server and the window showing them; `wait` for the person."""
 
     def __init__(
@@ -52,22 +51,10 @@ class ControlPanel:
     ) -> None:
         self.instruction = instruction
         self.seconds = seconds
-        self.token = secrets.token_urlsafe(24)
         self._finished = threading.Event()
         self._finish: Finish | None = None
         self._started = time.monotonic()
-        self._window = AppWindow(self, placement, self.token, executable)
-
-    @property
-    def url(self) -> str:
-        return self._window.url
-
-    def __enter__(self) -> ControlPanel:
-        self._window.__enter__()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._window.__exit__(*exc_info)
+        super().__init__(placement, executable)
 
     def wait(self, timeout: float) -> Finish | None:
         """The person's Done or Give up, or None when `timeout` seconds pass first."""

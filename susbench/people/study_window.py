@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import secrets
 import threading
 from http import HTTPStatus
 from importlib.resources import files
@@ -22,7 +21,7 @@ from pydantic import Field, ValidationError
 
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
-from susbench.people.appwindow import AppWindow, PageResponse, WindowPlacement
+from susbench.people.appwindow import PageResponse, WindowedPages, WindowPlacement
 from susbench.people.questionnaire import Question, Questionnaire
 
 PAGE = Template(files("susbench.people").joinpath("study.html").read_text(encoding="utf-8"))
@@ -104,28 +103,16 @@ def study_page(screen: Screen, version: int) -> str:
     return PAGE.substitute(title=html.escape(screen.title), body="\n".join(parts), version=version)
 
 
-class StudyWindow:
+class StudyWindow(WindowedPages):
     """The study's window for one participant's session; one screen at a time."""
 
     def __init__(self, placement: WindowPlacement, first: Screen, executable: Path | None = None) -> None:
-        self.token = secrets.token_urlsafe(24)
         self._lock = threading.Lock()
         self._screen = first
         self._version = 1
         self._reply: ScreenReply | None = None
         self._replied = threading.Event()
-        self._window = AppWindow(self, placement, self.token, executable)
-
-    @property
-    def url(self) -> str:
-        return self._window.url
-
-    def __enter__(self) -> StudyWindow:
-        self._window.__enter__()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._window.__exit__(*exc_info)
+        super().__init__(placement, executable)
 
     def show(self, screen: Screen) -> None:
         with self._lock:
