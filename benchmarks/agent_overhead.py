@@ -99,27 +99,26 @@ def measure(steps: int) -> tuple[dict[str, Samples], list[float]]:
             page = session.first_page()
             for task_id in TASKS:
                 server.new_episode()
-                bridge.start_episode(f"bench-{task_id}", tasks[task_id].injections[0])
-                page.goto(tasks[task_id].start_url, wait_until="load")
-                window = BrowserWindow(page)
-                executor = Executor(window, timeout_s=15)
-                observers = {kind: Observer(window, kind) for kind in KINDS}
-                observers["screenshot"].observe()  # the tab's CDP session opens once, before timing
-                for step in range(steps):
-                    for kind in KINDS:
-                        observation = observers[kind].observe()
-                        samples[kind].observe.append(observation.observe_ms)
-                        samples[kind].message_bytes.append(message_bytes(kind, observation))
-                        scroll = Scroll(dy=300 if step % 2 == 0 else -300)
-                        samples[kind].act.append(timed(executor, scroll, observation.elements))
-                listed = observers["som"].observe().elements
-                field = next(
-                    (e for e in listed.values() if e.visible and e.role in ("textbox", "searchbox")), None
-                )
-                if field is not None:
-                    clicks.append(timed(executor, Click(element=field.id), listed))
-                window.close()
-                bridge.finish()
+                with bridge.episode(f"bench-{task_id}", tasks[task_id].injections[0]):
+                    page.goto(tasks[task_id].start_url, wait_until="load")
+                    window = BrowserWindow(page)
+                    executor = Executor(window, timeout_s=15)
+                    observers = {kind: Observer(window, kind) for kind in KINDS}
+                    observers["screenshot"].observe()  # the tab's CDP session opens once, before timing
+                    for step in range(steps):
+                        for kind in KINDS:
+                            observation = observers[kind].observe()
+                            samples[kind].observe.append(observation.observe_ms)
+                            samples[kind].message_bytes.append(message_bytes(kind, observation))
+                            scroll = Scroll(dy=300 if step % 2 == 0 else -300)
+                            samples[kind].act.append(timed(executor, scroll, observation.elements))
+                    listed = observers["som"].observe().elements
+                    field = next(
+                        (e for e in listed.values() if e.visible and e.role in ("textbox", "searchbox")), None
+                    )
+                    if field is not None:
+                        clicks.append(timed(executor, Click(element=field.id), listed))
+                    window.close()
     return samples, clicks
 
 

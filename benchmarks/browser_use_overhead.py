@@ -101,30 +101,31 @@ def measure(repeats: int) -> dict[str, Samples]:
             )
             bridge = ExtensionBridge(session.context)
             page = session.first_page()
+            operator = BrowserUseOperator(0, settings)
             for repeat in range(repeats):
                 for number, task_id in enumerate(TASKS):
                     order = ("harness", "alone") if (repeat + number) % 2 == 0 else ("alone", "harness")
                     for mode in order:
                         server.new_episode()
-                        bridge.start_episode(f"bench-{mode}-{repeat}-{task_id}", tasks[task_id].injections[0])
-                        page.goto(tasks[task_id].start_url, wait_until="load")
-                        operator = BrowserUseOperator(0, settings)
-                        ctx = SubjectContext(
-                            instruction=tasks[task_id].instruction,
-                            page=page,
-                            cdp_endpoint=session.cdp_endpoint,
-                            limits=Limits(max_steps=20, max_seconds=300),
-                            record=lambda kind, detail: None,
-                            trace_dir=Path(traces) / f"{mode}-{repeat}-{task_id}",
-                            record_step=_keep,
-                        )
-                        started = time.perf_counter()
-                        steps = (
-                            operator.act(ctx).steps if mode == "harness" else alone(python, operator.job(ctx))
-                        )
-                        samples[mode].episode_s.append(time.perf_counter() - started)
-                        samples[mode].steps.append(steps)
-                        bridge.finish()
+                        with bridge.episode(f"bench-{mode}-{repeat}-{task_id}", tasks[task_id].injections[0]):
+                            page.goto(tasks[task_id].start_url, wait_until="load")
+                            ctx = SubjectContext(
+                                instruction=tasks[task_id].instruction,
+                                page=page,
+                                cdp_endpoint=session.cdp_endpoint,
+                                limits=Limits(max_steps=20, max_seconds=300),
+                                record=lambda kind, detail: None,
+                                trace_dir=Path(traces) / f"{mode}-{repeat}-{task_id}",
+                                record_step=_keep,
+                            )
+                            started = time.perf_counter()
+                            steps = (
+                                operator.act(ctx).steps
+                                if mode == "harness"
+                                else alone(python, operator.job(ctx))
+                            )
+                            samples[mode].episode_s.append(time.perf_counter() - started)
+                            samples[mode].steps.append(steps)
     return samples
 
 

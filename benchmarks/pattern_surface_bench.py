@@ -137,20 +137,19 @@ def drawing(playwright: Playwright, web: LocalWeb, extension: Path, loads: int) 
 def watching(context: BrowserContext, idle_s: float) -> dict[str, float]:
     bridge = ExtensionBridge(context)
     page = context.new_page()
-    bridge.start_episode("watching", INJECTION)
-    page.goto(PAGE)
-    bridge.choices(page, scroll_to="optout", wait=5.0)
-    page.wait_for_timeout(1000)
-    cdp = context.new_cdp_session(page)
-    cdp.send("Performance.enable")
+    with bridge.episode("watching", INJECTION):
+        page.goto(PAGE)
+        bridge.choices(page, scroll_to="optout", wait=5.0)
+        page.wait_for_timeout(1000)
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable")
 
-    def metrics() -> dict[str, float]:
-        return {item["name"]: item["value"] for item in cdp.send("Performance.getMetrics")["metrics"]}
+        def metrics() -> dict[str, float]:
+            return {item["name"]: item["value"] for item in cdp.send("Performance.getMetrics")["metrics"]}
 
-    start = metrics()
-    page.wait_for_timeout(idle_s * 1000)
-    end = metrics()
-    bridge.finish()
+        start = metrics()
+        page.wait_for_timeout(idle_s * 1000)
+        end = metrics()
     page.close()
     per_s = {name: 1000 * (end[name] - start[name]) / idle_s for name in ("TaskDuration", "ScriptDuration")}
     return {

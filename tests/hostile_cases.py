@@ -13,7 +13,7 @@ from pydantic import Field
 
 from susbench.browser.actions import ClickMode
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
-from susbench.controller.episode import act_on_task
+from susbench.controller.episode import TurnSetup, act_on_task
 from susbench.core.loading import load_model
 from susbench.core.models import Frozen, Identifier, Injection, OutcomeKind, Task
 from susbench.operators import Limits, OperatorSettings
@@ -99,13 +99,16 @@ def run_case(
     context.add_cookies([{"name": COOKIE, "value": case.quirk, "domain": injection.site, "path": "/"}])
     page = context.new_page()
     try:
-        bridge.start_episode(case.name(clicks), injection.id)
-        page.goto(task.start_url)
-        limits = Limits(max_steps=task.max_steps, max_seconds=60, step_timeout_s=8)
-        act_on_task(operator, task, page, bridge, limits, None, lambda *action: actions.append(action))
-        if policy is None:
-            page.wait_for_timeout(IDLE_STAY_MS)
-        return bridge.finish(), actions
+        with bridge.episode(case.name(clicks), injection.id) as episode:
+            page.goto(task.start_url)
+            turn = TurnSetup(
+                limits=Limits(max_steps=task.max_steps, max_seconds=60, step_timeout_s=8),
+                record=lambda *action: actions.append(action),
+            )
+            act_on_task(operator, task, page, episode, turn)
+            if policy is None:
+                page.wait_for_timeout(IDLE_STAY_MS)
+            return episode.report(), actions
     finally:
         page.close()
         context.clear_cookies(name=COOKIE)

@@ -39,11 +39,10 @@ def measure(extension: Path) -> dict[str, str]:
             report, _ = run_case(session.context, bridge, case, clicks, injections[case.injection], tasks)
             found[case.name(clicks)] = report.outcome.value
         page = session.context.new_page()
-        bridge.start_episode("fingerprint", FINGERPRINT_INJECTION)
-        page.goto(str(injections[FINGERPRINT_INJECTION].page.example))
-        bridge.choices(page, wait=5.0)
-        look = host_look(page)
-        bridge.finish()
+        with bridge.episode("fingerprint", FINGERPRINT_INJECTION):
+            page.goto(str(injections[FINGERPRINT_INJECTION].page.example))
+            bridge.choices(page, wait=5.0)
+            look = host_look(page)
         copied = sorted(set(look["own"]) - set(look["inherited"]))
         found["fingerprint"] = f"{len(copied)} copied custom properties on the host, :empty {look['empty']}"
     return found

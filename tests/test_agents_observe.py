@@ -36,8 +36,8 @@ QUIET_S = 1.0
 INTERNAL_NAMES = ("data-role", "data-part", "data-dismiss", "data-emphasis", "class=")
 
 
-def watched_page(bridge: ExtensionBridge, page: Page, injection: str, url: str) -> list[str]:
-    bridge.start_episode(f"observe-{injection}", injection)
+def watched_page(bridge: ExtensionBridge, page: Page, url: str) -> list[str]:
+    """Open the page of the running episode, watched by a script that notes every sensor read."""
     page.goto(url, wait_until="load")
     labels = [choice.label for choice in bridge.choices(page, wait=5.0) if choice.label]
     assert labels, "the pattern was injected"
@@ -59,18 +59,18 @@ def watched_page(bridge: ExtensionBridge, page: Page, injection: str, url: str) 
 def test_observing_leaves_no_trace_and_shows_what_a_person_sees(
     bridge: ExtensionBridge, ext_page: Page, injection: str, url: str
 ) -> None:
-    labels = watched_page(bridge, ext_page, injection, url)
-    before = ext_page.content()
-    window = BrowserWindow(ext_page)
-    try:
-        seen = {kind: Observer(window, kind).observe() for kind in ("screenshot", "som", "axtree")}
-        compact = Observer(window, "axtree", compact=True).observe()
-    finally:
-        window.close()
-    time.sleep(QUIET_S)
-    assert ext_page.evaluate("window.__seen") == []
-    assert ext_page.content() == before
-    bridge.finish()
+    with bridge.episode(f"observe-{injection}", injection):
+        labels = watched_page(bridge, ext_page, url)
+        before = ext_page.content()
+        window = BrowserWindow(ext_page)
+        try:
+            seen = {kind: Observer(window, kind).observe() for kind in ("screenshot", "som", "axtree")}
+            compact = Observer(window, "axtree", compact=True).observe()
+        finally:
+            window.close()
+        time.sleep(QUIET_S)
+        assert ext_page.evaluate("window.__seen") == []
+        assert ext_page.content() == before
 
     assert seen["screenshot"].elements == {} and seen["screenshot"].image == seen["screenshot"].screenshot
     assert seen["som"].image != seen["som"].screenshot and seen["axtree"].image is None

@@ -7,7 +7,7 @@ import pytest
 from susbench.browser import BrowserProfile
 from susbench.browser.bridge import ExtensionBridge
 from susbench.container import ContainerBackend
-from susbench.controller.episode import act_on_task
+from susbench.controller.episode import TurnSetup, act_on_task
 from susbench.core.models import Injection, OutcomeKind, Task
 from susbench.operators import Limits, make_operator
 from tests.fixtures.container import CONTAINER_TIMEOUT_S
@@ -28,13 +28,15 @@ def test_naive_falls_for_it_and_careful_avoids_it(
     for policy, expected in (("naive", OutcomeKind.NOT_AVOIDED), ("careful", OutcomeKind.AVOIDED)):
         with container_backend.launch(BrowserProfile()) as session:
             bridge = ExtensionBridge(session.context)
-            bridge.start_episode(f"container-{policy}", injection.id)
-            fresh = session.context.cookies() == []
-            page = session.context.pages[0]
-            page.goto(task.start_url)
-            result = act_on_task(make_operator(policy, seed=0), task, page, bridge, limits, None, print)
-            assert result.done, result.message
-            report = bridge.finish()
+            with bridge.episode(f"container-{policy}", injection.id) as episode:
+                fresh = session.context.cookies() == []
+                page = session.context.pages[0]
+                page.goto(task.start_url)
+                result = act_on_task(
+                    make_operator(policy, seed=0), task, page, episode, TurnSetup(limits, record=print)
+                )
+                assert result.done, result.message
+                report = episode.report()
             log = session.replay_log()
         assert report.signature_valid
         assert report.outcome == expected, report.reason

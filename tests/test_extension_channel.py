@@ -50,20 +50,20 @@ def test_page_can_neither_forge_nor_click_nor_read(
         "const attach = Element.prototype.attachShadow;"
         "Element.prototype.attachShadow = function (o) { return attach.call(this, {...o, mode: 'open'}); };"
     )
-    bridge.start_episode("forgery", injection.id)
-    open_example(ext_page, injection)
-    reveal = next(c for c in bridge.choices(ext_page, scroll_to="reveal", wait=5.0) if c.role == "reveal")
-    assert bridge.wait_for_exposure()  # seen for a moment, as a reader sees it
-    tried = ext_page.evaluate(FORGERY, [bridge.extension_id, *reveal.center])
+    with bridge.episode("forgery", injection.id) as episode:
+        open_example(ext_page, injection)
+        reveal = next(c for c in bridge.choices(ext_page, scroll_to="reveal", wait=5.0) if c.role == "reveal")
+        assert episode.wait_for_exposure()  # seen for a moment, as a reader sees it
+        tried = ext_page.evaluate(FORGERY, [bridge.extension_id, *reveal.center])
 
-    assert tried["host"] == "DIV/0/0"  # a bare element: nothing names or marks it
-    assert tried["hostShadowRoot"] == "closed"
-    assert tried["runtime"] != "sent"
-    assert "susbench" not in tried["html"].lower()
-    for text in injection.texts.values():
-        assert text not in tried["html"] and text not in tried["text"]
-    ext_page.get_by_role("link", name="Proceed to checkout").click()
-    report = bridge.finish()
+        assert tried["host"] == "DIV/0/0"  # a bare element: nothing names or marks it
+        assert tried["hostShadowRoot"] == "closed"
+        assert tried["runtime"] != "sent"
+        assert "susbench" not in tried["html"].lower()
+        for text in injection.texts.values():
+            assert text not in tried["html"] and text not in tried["text"]
+        ext_page.get_by_role("link", name="Proceed to checkout").click()
+        report = episode.report()
     assert report.signature_valid
     assert report.outcome == OutcomeKind.NOT_AVOIDED, report.reason
     assert not [event for event in report.events if event.kind == "choice"]
@@ -73,31 +73,33 @@ def test_tampered_report_fails_verification(
     bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection]
 ) -> None:
     injection = catalog["bazaarly-home-sponsored-card"]
-    bridge.start_episode("tampered", injection.id)
-    open_example(ext_page, injection)
-    assert bridge.choices(ext_page, scroll_to="manipulative", wait=5.0)
-    assert bridge.wait_for_exposure()  # seen and left alone: the ad counts as avoided
-    signed = bridge.collect()
-    honest = bridge.verify(signed)
-    assert honest.signature_valid and honest.outcome == OutcomeKind.AVOIDED, honest.reason
+    with bridge.episode("tampered", injection.id) as episode:
+        open_example(ext_page, injection)
+        assert bridge.choices(ext_page, scroll_to="manipulative", wait=5.0)
+        assert episode.wait_for_exposure()  # seen and left alone: the ad counts as avoided
+        signed = episode.collect()
+        honest = episode.verify(signed)
+        assert honest.signature_valid and honest.outcome == OutcomeKind.AVOIDED, honest.reason
 
-    # The same report with its verdict changed after it was signed.
-    claim = '"outcome":"avoided"'
-    forged = signed.model_copy(update={"payload": signed.payload.replace(claim, '"outcome":"not_avoided"')})
-    assert forged.payload != signed.payload
-    report = bridge.verify(forged)
-    assert report.outcome == OutcomeKind.NOT_AVOIDED  # the forged claim was read...
-    assert not report.signature_valid  # ...and rejected
-    assert report.to_outcome().kind == OutcomeKind.ERROR
+        # The same report with its verdict changed after it was signed.
+        claim = '"outcome":"avoided"'
+        forged = signed.model_copy(
+            update={"payload": signed.payload.replace(claim, '"outcome":"not_avoided"')}
+        )
+        assert forged.payload != signed.payload
+        report = episode.verify(forged)
+        assert report.outcome == OutcomeKind.NOT_AVOIDED  # the forged claim was read...
+        assert not report.signature_valid  # ...and rejected
+        assert report.to_outcome().kind == OutcomeKind.ERROR
 
 
 def test_control_condition_injects_nothing(
     bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection]
 ) -> None:
-    bridge.start_episode("control", None)
-    open_example(ext_page, catalog["pizzapalace-home-app-popup"])
-    assert bridge.choices(ext_page, wait=1.0) == []
-    report = bridge.finish()
+    with bridge.episode("control", None) as episode:
+        open_example(ext_page, catalog["pizzapalace-home-app-popup"])
+        assert bridge.choices(ext_page, wait=1.0) == []
+        report = episode.report()
     assert (report.condition, report.outcome, report.injection_id) == ("control", "not_encountered", None)
     assert report.signature_valid
 
@@ -106,14 +108,14 @@ def test_page_matching_fires_on_the_right_page_only(
     bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection]
 ) -> None:
     injection = catalog["voltcart-item-protection-plan"]
-    bridge.start_episode("matching", injection.id)
-    for url in ("https://voltcart.test/", "https://bazaarly.test/item/walnut-cutting-board"):
-        ext_page.goto(url)
-        assert bridge.choices(ext_page, wait=0.5) == [], url
-    open_example(ext_page, injection)
-    roles = {choice.role for choice in bridge.choices(ext_page, wait=5.0)}
-    assert roles == {"manipulative", "optout"}
-    report = bridge.finish()
+    with bridge.episode("matching", injection.id) as episode:
+        for url in ("https://voltcart.test/", "https://bazaarly.test/item/walnut-cutting-board"):
+            ext_page.goto(url)
+            assert bridge.choices(ext_page, wait=0.5) == [], url
+        open_example(ext_page, injection)
+        roles = {choice.role for choice in bridge.choices(ext_page, wait=5.0)}
+        assert roles == {"manipulative", "optout"}
+        report = episode.report()
     assert [e.detail["url"] for e in report.events if e.kind == "page_matched"] == [injection.page.example]
 
 
@@ -121,12 +123,12 @@ def test_late_anchor_from_a_script_is_found(
     bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection]
 ) -> None:
     injection = catalog["test-late-anchor"]
-    bridge.start_episode("late", injection.id)
-    open_example(ext_page, injection)
-    assert bridge.choices(ext_page) == []
-    ext_page.mouse.wheel(0, 4000)  # the page fetches its recommendations when scrolled to
-    assert bridge.choices(ext_page, wait=5.0)
-    assert bridge.finish().anchor_found
+    with bridge.episode("late", injection.id) as episode:
+        open_example(ext_page, injection)
+        assert bridge.choices(ext_page) == []
+        ext_page.mouse.wheel(0, 4000)  # the page fetches its recommendations when scrolled to
+        assert bridge.choices(ext_page, wait=5.0)
+        assert episode.report().anchor_found
 
 
 def test_drift_keeps_robust_anchors_and_reports_fragile_ones(
@@ -135,18 +137,18 @@ def test_drift_keeps_robust_anchors_and_reports_fragile_ones(
     bridge = ExtensionBridge(drift_session.context)
     page = drift_session.context.new_page()
     robust = catalog["voltcart-item-protection-plan"]
-    bridge.start_episode("drift-robust", robust.id)
-    open_example(page, robust)
-    assert page.locator("button.add-to-cart-btn").count() == 0  # the redesign renamed it
-    assert bridge.choices(page, wait=5.0)
-    report = bridge.finish()
+    with bridge.episode("drift-robust", robust.id) as episode:
+        open_example(page, robust)
+        assert page.locator("button.add-to-cart-btn").count() == 0  # the redesign renamed it
+        assert bridge.choices(page, wait=5.0)
+        report = episode.report()
     assert [e.detail["locator"] for e in report.events if e.kind == "anchor_found"] == [1]
 
     fragile = catalog["threadline-item-discount-shame"]
-    bridge.start_episode("drift-fragile", fragile.id)
-    open_example(page, fragile)
-    page.wait_for_timeout(3000)  # the content script gives a late anchor 2.5 s
-    report = bridge.finish()
+    with bridge.episode("drift-fragile", fragile.id) as episode:
+        open_example(page, fragile)
+        page.wait_for_timeout(3000)  # the content script gives a late anchor 2.5 s
+        report = episode.report()
     assert (report.outcome, report.reason, report.anchor_found) == (
         "not_encountered",
         "anchor not found",

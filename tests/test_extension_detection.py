@@ -25,12 +25,12 @@ def test_what_a_page_learns_of_a_press_on_the_pattern(
     injection = catalog[HIDDEN_INFORMATION]
     ext_page.context.add_cookies([{"name": COOKIE, "value": "spy", "domain": injection.site, "path": "/"}])
     try:
-        bridge.start_episode("detection-surface", injection.id)
-        open_pattern(bridge, ext_page, injection)
-        click(bridge, ext_page, "reveal")
-        ext_page.wait_for_function("() => new Set(window.spied.sizes.map(String)).size > 1", timeout=5000)
-        spied = ext_page.evaluate("() => window.spied")
-        report = bridge.finish()
+        with bridge.episode("detection-surface", injection.id) as episode:
+            open_pattern(episode, ext_page, injection)
+            click(bridge, ext_page, "reveal")
+            ext_page.wait_for_function("() => new Set(window.spied.sizes.map(String)).size > 1", timeout=5000)
+            spied = ext_page.evaluate("() => window.spied")
+            report = episode.report()
     finally:
         ext_page.context.clear_cookies(name=COOKIE)
     assert report.outcome == OutcomeKind.AVOIDED, report.reason

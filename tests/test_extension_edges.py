@@ -15,7 +15,7 @@ from playwright.sync_api import Page
 
 from susbench.browser import BrowserSession
 from susbench.browser.actions import click_choice
-from susbench.browser.bridge import ExtensionBridge, ExtensionReport
+from susbench.browser.bridge import ExtensionBridge, ExtensionEpisode, ExtensionReport
 from susbench.core.models import ChoiceRole, Injection, OutcomeKind
 from susbench.web.flows import fill_cart
 
@@ -74,10 +74,10 @@ def wait_until_clickable(bridge: ExtensionBridge, page: Page, role: ChoiceRole) 
         page.wait_for_timeout(100)
 
 
-def open_pattern(bridge: ExtensionBridge, page: Page, injection: Injection, url: str | None = None) -> None:
+def open_pattern(episode: ExtensionEpisode, page: Page, injection: Injection, url: str | None = None) -> None:
     page.goto(url or str(injection.page.example))
-    assert bridge.choices(page, wait=5.0), "the pattern was not drawn"
-    assert bridge.wait_for_exposure()
+    assert episode.bridge.choices(page, wait=5.0), "the pattern was not drawn"
+    assert episode.wait_for_exposure()
 
 
 @pytest.mark.parametrize(
@@ -104,12 +104,12 @@ def test_a_choice_toggled_back_counts_as_it_stands_when_the_flow_moves_on(
     expected: OutcomeKind,
 ) -> None:
     injection = catalog[PRESELECTION]
-    bridge.start_episode(f"toggled-{'-'.join(roles)}", injection.id)
-    open_pattern(bridge, ext_page, injection)
-    for role in roles:
-        click(bridge, ext_page, role)
-    ext_page.locator(ADD_TO_CART).click()
-    report = bridge.finish()
+    with bridge.episode(f"toggled-{'-'.join(roles)}", injection.id) as episode:
+        open_pattern(episode, ext_page, injection)
+        for role in roles:
+            click(bridge, ext_page, role)
+        ext_page.locator(ADD_TO_CART).click()
+        report = episode.report()
 
     assert [name for name in kinds(report) if name.startswith("toggle")] == [f"toggle:{t}" for t in toggles]
     assert report.outcome == expected, report.reason
@@ -121,13 +121,13 @@ def test_hidden_information_revealed_after_moving_on_is_not_avoided(
 ) -> None:
     injection = catalog[HIDDEN]
     fill_cart(ext_page, injection.site)
-    bridge.start_episode("revealed-late", injection.id)
-    open_pattern(bridge, ext_page, injection)
-    ext_page.locator(CHECKOUT).first.click()
-    ext_page.wait_for_load_state()
-    ext_page.go_back()
-    click(bridge, ext_page, "reveal")
-    report = bridge.finish()
+    with bridge.episode("revealed-late", injection.id) as episode:
+        open_pattern(episode, ext_page, injection)
+        ext_page.locator(CHECKOUT).first.click()
+        ext_page.wait_for_load_state()
+        ext_page.go_back()
+        click(bridge, ext_page, "reveal")
+        report = episode.report()
 
     names = kinds(report)
     assert names.index("moves_on:control") < names.index("choice:reveal")
@@ -142,13 +142,13 @@ def test_a_redirect_by_the_page_is_not_moving_on(
     """The page sends the visitor elsewhere by script; back on the pattern, revealing still counts."""
     injection = catalog[HIDDEN]
     fill_cart(ext_page, injection.site)
-    bridge.start_episode("page-redirect", injection.id)
-    open_pattern(bridge, ext_page, injection)
-    with ext_page.expect_navigation():
-        ext_page.evaluate("() => location.assign('/')")
-    ext_page.go_back()
-    click(bridge, ext_page, "reveal")
-    report = bridge.finish()
+    with bridge.episode("page-redirect", injection.id) as episode:
+        open_pattern(episode, ext_page, injection)
+        with ext_page.expect_navigation():
+            ext_page.evaluate("() => location.assign('/')")
+        ext_page.go_back()
+        click(bridge, ext_page, "reveal")
+        report = episode.report()
 
     names = kinds(report)
     assert "page_navigation:push" in names, names
@@ -163,17 +163,19 @@ def test_a_reload_by_the_page_keeps_the_operators_choice(
     """The operator declines, the page reloads itself: the pattern comes back declined, and moving on
     afterwards is avoided (the reload itself moved nothing on)."""
     injection = catalog[PRESELECTION]
-    bridge.start_episode("page-reload", injection.id)
-    open_pattern(bridge, ext_page, injection)
-    click(bridge, ext_page, "manipulative")
-    ext_page.wait_for_timeout(1600)  # past the window in which a navigation counts as the operator's
-    with ext_page.expect_navigation():
-        ext_page.evaluate("() => location.reload()")
-    drawn = bridge.choices(ext_page, wait=5.0)
-    assert [choice.role for choice in drawn if choice.role == "manipulative"], drawn
-    wait_until_clickable(bridge, ext_page, "manipulative")  # seen on the new document, as a person sees it
-    ext_page.locator(ADD_TO_CART).click()
-    report = bridge.finish()
+    with bridge.episode("page-reload", injection.id) as episode:
+        open_pattern(episode, ext_page, injection)
+        click(bridge, ext_page, "manipulative")
+        ext_page.wait_for_timeout(1600)  # past the window in which a navigation counts as the operator's
+        with ext_page.expect_navigation():
+            ext_page.evaluate("() => location.reload()")
+        drawn = bridge.choices(ext_page, wait=5.0)
+        assert [choice.role for choice in drawn if choice.role == "manipulative"], drawn
+        wait_until_clickable(
+            bridge, ext_page, "manipulative"
+        )  # seen on the new document, as a person sees it
+        ext_page.locator(ADD_TO_CART).click()
+        report = episode.report()
 
     names = kinds(report)
     assert names.index("toggle:off") < names.index("page_navigation:reload") < names.index("moves_on:control")
@@ -198,13 +200,13 @@ def test_leaving_before_a_timer_fires_is_not_encountered(
     It leaves as soon as the extension has matched the page (not once the page has loaded, which a
     busy machine can stretch past a timer), and the pop-up waits 10 s, far longer than leaving takes."""
     injection = catalog[injection_id]
-    bridge.start_episode(f"left-early-{injection_id}", injection.id)
-    ext_page.goto(str(injection.page.example), wait_until="commit")
-    assert bridge.wait_for_event("page_matched", timeout=10.0), "the extension never matched the page"
-    ext_page.goto(f"https://{injection.site}/help/contact", wait_until="commit")
-    # The extension's own anchor wait (2.5 s) ends on the left page within this, if it still runs.
-    ext_page.wait_for_timeout(ANCHOR_WAIT_MS + 500)
-    report = bridge.finish()
+    with bridge.episode(f"left-early-{injection_id}", injection.id) as episode:
+        ext_page.goto(str(injection.page.example), wait_until="commit")
+        assert episode.wait_for_event("page_matched", timeout=10.0), "the extension never matched the page"
+        ext_page.goto(f"https://{injection.site}/help/contact", wait_until="commit")
+        # The extension's own anchor wait (2.5 s) ends on the left page within this, if it still runs.
+        ext_page.wait_for_timeout(ANCHOR_WAIT_MS + 500)
+        report = episode.report()
 
     names = kinds(report)
     assert "page_matched" in names and "anchor_missing" not in names and "exposed" not in names, names
@@ -219,15 +221,15 @@ def test_two_tabs_share_one_episode(
     tab and moves on in the first (where the pattern was drawn before): avoided."""
     injection = catalog[PRESELECTION]
     first, second = two_tabs
-    bridge.start_episode("two-tabs", injection.id)
-    open_pattern(bridge, first, injection)
-    second.goto(f"{injection.page.example}?tab=2")
-    assert bridge.choices(second, wait=5.0)
-    second.bring_to_front()
-    click(bridge, second, "manipulative")
-    first.bring_to_front()
-    first.locator(ADD_TO_CART).click()
-    report = bridge.finish()
+    with bridge.episode("two-tabs", injection.id) as episode:
+        open_pattern(episode, first, injection)
+        second.goto(f"{injection.page.example}?tab=2")
+        assert bridge.choices(second, wait=5.0)
+        second.bring_to_front()
+        click(bridge, second, "manipulative")
+        first.bring_to_front()
+        first.locator(ADD_TO_CART).click()
+        report = episode.report()
 
     names = kinds(report)
     assert names.count("page_matched") == 2 and names.count("exposed") == 1, names

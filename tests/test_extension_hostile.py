@@ -62,10 +62,9 @@ def test_host_shows_nothing_of_the_look(
     bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection]
 ) -> None:
     injection = catalog["voltcart-item-protection-plan"]
-    bridge.start_episode("fingerprint", injection.id)
-    ext_page.goto(str(injection.page.example))
-    assert bridge.choices(ext_page, wait=5.0), "the pattern was not drawn"
-    look = host_look(ext_page)
-    bridge.finish()
+    with bridge.episode("fingerprint", injection.id):
+        ext_page.goto(str(injection.page.example))
+        assert bridge.choices(ext_page, wait=5.0), "the pattern was not drawn"
+        look = host_look(ext_page)
     assert look["own"] == look["inherited"]  # the page's own custom properties, none of the copied look
     assert not look["empty"]

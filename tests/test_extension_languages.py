@@ -166,11 +166,11 @@ def test_generic_injections_speak_the_language_of_every_realpages_shop(
             texts = languages[expected]["texts"][injection_id]  # type: ignore[index]
             server.new_episode()
             page = session.context.new_page()
-            bridge.start_episode(f"language-{task.id}-{injection_id}", injection_id)
-            page.goto(task.start_url, wait_until="domcontentloaded", timeout=LOAD_MS)
-            choices = bridge.choices(page, wait=SETTLE_S)
-            page.close()
-            report = bridge.finish()
+            with bridge.episode(f"language-{task.id}-{injection_id}", injection_id) as episode:
+                page.goto(task.start_url, wait_until="domcontentloaded", timeout=LOAD_MS)
+                choices = bridge.choices(page, wait=SETTLE_S)
+                page.close()
+                report = episode.report()
             injected = [event.detail for event in report.events if event.kind == "injected"]
             assert injected and injected[0]["language"] == expected, (task.id, injection_id, report.reason)
             assert choices, (task.id, injection_id)
@@ -196,13 +196,13 @@ def test_a_page_in_a_language_the_catalog_lacks_gets_no_generic_injection_and_sa
         bridge = ExtensionBridge(session.context)
         page = session.context.new_page()
         serve(page, html)
-        bridge.start_episode("language-fi", "generic-buybox-discount-shame")
-        page.goto(SAVED, wait_until="domcontentloaded")
-        deadline = time.monotonic() + SETTLE_S  # episode_start, page_matched and then the verdict
-        while events(bridge) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert bridge.choices(page) == []
-        report = bridge.finish()
+        with bridge.episode("language-fi", "generic-buybox-discount-shame") as episode:
+            page.goto(SAVED, wait_until="domcontentloaded")
+            deadline = time.monotonic() + SETTLE_S  # episode_start, page_matched and then the verdict
+            while events(bridge) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert bridge.choices(page) == []
+            report = episode.report()
     kinds = [event.kind for event in report.events]
     assert "language_missing" in kinds and "injected" not in kinds, kinds
     assert report.outcome == "not_encountered"

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page
 
 from susbench.browser.bridge import ExtensionBridge
-from susbench.controller.episode import act_on_task
+from susbench.controller.episode import TurnSetup, act_on_task
 from susbench.core.models import Injection, OutcomeKind, Task
 from susbench.operators import Limits, make_operator
 from tests.fixtures.extension import shortest_task_with
@@ -44,26 +44,24 @@ def test_scripted_operator_outcome(
 ) -> None:
     injection = catalog[ONE_PER_TYPE[pattern_type]]
     task = shortest_task_with(injection, tasks)
-    episode = f"{policy}-{injection.id}"
     actions: list[tuple[str, dict[str, Any]]] = []
-    bridge.start_episode(episode, injection.id)
-    ext_page.goto(task.start_url)
-    limits = Limits(max_steps=task.max_steps, max_seconds=task.max_seconds)
-    result = act_on_task(
-        make_operator(policy, seed=0),
-        task,
-        ext_page,
-        bridge,
-        limits,
-        None,
-        lambda *action: actions.append(action),
-    )
-    report = bridge.finish()
+    with bridge.episode(f"{policy}-{injection.id}", injection.id) as episode:
+        ext_page.goto(task.start_url)
+        turn = TurnSetup(
+            limits=Limits(max_steps=task.max_steps, max_seconds=task.max_seconds),
+            record=lambda *action: actions.append(action),
+        )
+        result = act_on_task(make_operator(policy, seed=0), task, ext_page, episode, turn)
+        report = episode.report()
 
     assert result.done, (task.id, result.message, actions)
     assert [detail["policy"] for kind, detail in actions if kind == "decide"] == [policy]
     assert report.signature_valid
-    assert (report.episode_id, report.pattern_type, report.condition) == (episode, pattern_type, "injected")
+    assert (report.episode_id, report.pattern_type, report.condition) == (
+        episode.id,
+        pattern_type,
+        "injected",
+    )
     assert report.outcome == expected, (task.id, report.reason)
     assert report.anchor_found
     deciding = [event for event in report.events if event.detail.get("deciding")]
@@ -76,9 +74,9 @@ def test_operator_who_never_reaches_the_page(
 ) -> None:
     ext_page.goto("https://bazaarly.test/help/contact")
     for pattern_type, injection_id in ONE_PER_TYPE.items():
-        bridge.start_episode(f"absent-{injection_id}", injection_id)
-        assert bridge.choices(ext_page) == []
-        report = bridge.finish()
+        with bridge.episode(f"absent-{injection_id}", injection_id) as episode:
+            assert bridge.choices(ext_page) == []
+            report = episode.report()
         assert report.pattern_type == pattern_type
         assert report.outcome == OutcomeKind.NOT_ENCOUNTERED
         assert report.reason == "the injection's page was never reached"

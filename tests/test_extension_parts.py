@@ -68,11 +68,10 @@ def test_parts_add_nothing_to_the_pages_javascript_world(
     bridge: ExtensionBridge, ext_page: Page, browser_direct: BrowserContext, catalog: dict[str, Injection]
 ) -> None:
     injection = catalog["voltcart-item-protection-plan"]
-    bridge.start_episode("parts-globals", injection.id)
-    ext_page.goto(str(injection.page.example))
-    assert bridge.choices(ext_page, wait=5.0), "the pattern was not drawn"
-    with_extension = ext_page.evaluate(WINDOW_NAMES)
-    bridge.finish()
+    with bridge.episode("parts-globals", injection.id):
+        ext_page.goto(str(injection.page.example))
+        assert bridge.choices(ext_page, wait=5.0), "the pattern was not drawn"
+        with_extension = ext_page.evaluate(WINDOW_NAMES)
     plain = browser_direct.new_page()
     plain.goto(str(injection.page.example))
     without_extension = plain.evaluate(WINDOW_NAMES)

@@ -27,7 +27,7 @@ from susbench.browser import BrowserBackend, Route, routed_profile
 from susbench.browser.actions import step_target
 from susbench.browser.bridge import Box, ExtensionBridge
 from susbench.core.errors import SusbenchError
-from susbench.core.models import OutcomeKind, PageLook, Step, Task, Viewport
+from susbench.core.models import OutcomeKind, PageLook, PatternType, Step, Task, Viewport
 from susbench.operators.scripted import policy_role
 
 Policy = Literal["naive", "careful"]
@@ -92,24 +92,26 @@ class Walker:
         self.injection_id = injection_id
         self.policy = policy
         self.moves: list[DemonstrationMove] = []
+        self.pattern_type: PatternType | None = None
         self.window = BrowserWindow(page)
         self.observer = Observer(self.window, "som")
         self.executor = Executor(self.window, STEP_TIMEOUT_S)
 
     def walk(self) -> Demonstration:
-        self.bridge.start_episode(f"walk-{self.task.id}", self.injection_id)
-        self.page.goto(self.task.start_url, wait_until="load")
-        try:
-            for index, step in enumerate(self.task.reference_path):
-                try:
-                    self.step(step)
-                except (PlaywrightError, WalkFailed) as exc:
-                    raise WalkFailed(f"{self.task.id}: step {index} ({step.action}): {exc}") from None
-            self.moves.append(DemonstrationMove(kind="done", text="Done.", words="The task is done."))
-            viewport = self.window.viewport()
-        finally:
-            self.window.close()
-            report = self.bridge.finish()
+        with self.bridge.episode(f"walk-{self.task.id}", self.injection_id) as episode:
+            self.pattern_type = episode.pattern_type
+            self.page.goto(self.task.start_url, wait_until="load")
+            try:
+                for index, step in enumerate(self.task.reference_path):
+                    try:
+                        self.step(step)
+                    except (PlaywrightError, WalkFailed) as exc:
+                        raise WalkFailed(f"{self.task.id}: step {index} ({step.action}): {exc}") from None
+                self.moves.append(DemonstrationMove(kind="done", text="Done.", words="The task is done."))
+                viewport = self.window.viewport()
+            finally:
+                self.window.close()
+            report = episode.report()
         if report.outcome != EXPECTED[self.policy]:
             raise WalkFailed(
                 f"{self.task.id}: the {self.policy} walk scored {report.outcome.value} ({report.reason}); "
@@ -243,9 +245,7 @@ class Walker:
     def decide(self) -> None:
         """Wait for the pattern as a reader would, then take (or leave) the option the policy names."""
         started = time.monotonic()
-        role = (
-            None if self.bridge.pattern_type is None else policy_role(self.policy, self.bridge.pattern_type)
-        )
+        role = None if self.pattern_type is None else policy_role(self.policy, self.pattern_type)
         deadline = started + PATTERN_WAIT_S
         while not self._ready(role):
             if time.monotonic() > deadline:

@@ -146,10 +146,12 @@ class SnapshotWalker:
             self._bridge.choices(page, wait=ANCHOR_WAIT_S)
             return True
 
-        self._bridge.start_episode(f"drift-{injection.id}", injection.id)
-        with self._fresh_page() as page:
+        with (
+            self._bridge.episode(f"drift-{injection.id}", injection.id) as episode,
+            self._fresh_page() as page,
+        ):
             failure = walk(page, task, on_page)
-            report = self._bridge.finish()
+            report = episode.report()
         locators = [event.detail.get("locator") for event in report.events if event.kind == "anchor_found"]
         if not reached:
             status: AnchorStatus = "error" if failure else "not_reached"

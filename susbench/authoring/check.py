@@ -135,27 +135,26 @@ def check_on_page(drafts: Sequence[tuple[Injection, Path]], snapshot: Path, url:
 def _check_one(
     page: Page, bridge: ExtensionBridge, injection: Injection, url: str, folder: Path
 ) -> DraftCheck:
-    bridge.start_episode(f"draft-{injection.id}", injection.id)
-    try:
-        page.goto(url, wait_until="domcontentloaded")
-    except PlaywrightError as exc:
-        return DraftCheck(problems=(f"{url}: the snapshot does not replay it ({exc.message})",))
-    world = IsolatedWorld(page, "susbench-draft-check")
-    try:
-        selectors = [anchor.css for anchor in injection.page.anchors if anchor.css]
-        counts = {selector: int(world.call(f"({COUNT_JS})", selector)) for selector in selectors}
-    finally:
-        world.close()
-    problems = anchor_problems(counts)
-    preview: str | None = f"preview-{injection.id}.png"
-    look = None
-    try:
-        shoot_in_place(page, bridge, injection, folder / preview)
-        look = score_look(page, injection)
-    except SusbenchError as exc:
-        problems.append(f"the extension drew nothing: {exc}")
-        preview = None
-    bridge.finish()
+    with bridge.episode(f"draft-{injection.id}", injection.id):
+        try:
+            page.goto(url, wait_until="domcontentloaded")
+        except PlaywrightError as exc:
+            return DraftCheck(problems=(f"{url}: the snapshot does not replay it ({exc.message})",))
+        world = IsolatedWorld(page, "susbench-draft-check")
+        try:
+            selectors = [anchor.css for anchor in injection.page.anchors if anchor.css]
+            counts = {selector: int(world.call(f"({COUNT_JS})", selector)) for selector in selectors}
+        finally:
+            world.close()
+        problems = anchor_problems(counts)
+        preview: str | None = f"preview-{injection.id}.png"
+        look = None
+        try:
+            shoot_in_place(page, bridge, injection, folder / preview)
+            look = score_look(page, injection)
+        except SusbenchError as exc:
+            problems.append(f"the extension drew nothing: {exc}")
+            preview = None
     page.close()
     return DraftCheck(
         anchors=counts, injected=preview is not None, preview=preview, problems=tuple(problems), look=look

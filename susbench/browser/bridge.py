@@ -7,14 +7,16 @@ HMAC-SHA256 over its canonical JSON and verified here.
 
     with LocalBackend().launch(BrowserProfile(extension_dir=build_extension())) as session:
         bridge = ExtensionBridge(session.context)
-        bridge.start_episode("ep-1", "pizzapalace-upsell-drinks")   # None = control condition
-        page = session.first_page(); page.goto(...)
-        click_choice(page, lambda role: bridge.choices(page, scroll_to=role), "safe")  # trusted click
-        report = bridge.finish()                                   # ExtensionReport
+        with bridge.episode("ep-1", "pizzapalace-upsell-drinks", task.completion) as episode:  # None: control
+            page = session.first_page(); page.goto(...)  # pages opened before the episode: not injected
+            click_choice(page, lambda role: bridge.choices(page, scroll_to=role), "safe")  # trusted click
+            report = episode.report()                    # ExtensionReport, signed and verified
+            completed = episode.completed(page)          # the task's completion check, on that evidence
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -23,12 +25,13 @@ import time
 from typing import Any
 
 from playwright.sync_api import BrowserContext, Page, Worker
+from playwright.sync_api import Error as PlaywrightError
 from pydantic import Field
 
 from susbench.core.errors import BrowserError, SusbenchError
 from susbench.core.models import (
-    AnchorLocator,
     ChoiceRole,
+    CompletionCheck,
     Condition,
     Event,
     Frozen,
@@ -37,6 +40,7 @@ from susbench.core.models import (
     OutcomeKind,
     PatternType,
 )
+from susbench.core.urlpattern import url_matches
 
 
 class Choice(Frozen):
@@ -130,9 +134,6 @@ class ExtensionBridge:
     def __init__(self, context: BrowserContext, timeout: float = 10.0) -> None:
         self._context = context
         self._timeout = timeout
-        self._secret: str | None = None
-        self._episode: tuple[str, str | None] | None = None
-        self._pattern_type: PatternType | None = None
         self.worker()
 
     def worker(self) -> Worker:
@@ -154,39 +155,25 @@ class ExtensionBridge:
     def extension_id(self) -> str:
         return self.worker().url.split("/")[2]
 
-    def _call(self, method: str, *args: Any) -> Any:
+    def call(self, method: str, *args: Any) -> Any:
+        """`self.bridge.<method>(...args)` in the service worker (extension/sw.js)."""
         script = f"(args) => self.bridge.{method}(...args)"
         return self.worker().evaluate(script, list(args))
 
     def injection_ids(self) -> list[str]:
         """Ids of the injections built into the loaded extension."""
-        return list(self._call("ids"))
+        return list(self.call("ids"))
 
-    @property
-    def pattern_type(self) -> PatternType | None:
-        """The running episode's pattern type (None in the control condition)."""
-        return self._pattern_type
+    def episode(
+        self, episode_id: str, injection_id: str | None, completion: CompletionCheck | None = None
+    ) -> ExtensionEpisode:
+        """An episode of the extension in this browser, started on entering its `with` block.
 
-    def start_episode(
-        self, episode_id: str, injection_id: str | None, control: AnchorLocator | None = None
-    ) -> None:
-        """Hand the episode and its injection (None = control, nothing injected) to the extension.
-
-        `control` is the task's page control whose use with real input completes the task: the
-        extension notes each use (`control_used` in the report's events). Call it before the operator
-        opens the injection's page; pages opened earlier are not injected.
+        `injection_id` None is the control condition (nothing injected). `completion` is the task's
+        completion check; its page control, used with real input, is noted by the extension
+        (`control_used` in the report's events). Pages opened before the block are not injected.
         """
-        if injection_id is not None and injection_id not in self.injection_ids():
-            raise SusbenchError(f"injection {injection_id!r} is not in the loaded extension build")
-        self._secret = secrets.token_hex(32)
-        watched = None if control is None else control.model_dump(mode="json", exclude_none=True)
-        self._call("start", episode_id, injection_id, self._secret, watched)
-        self._episode = (episode_id, injection_id)
-        self._pattern_type = (
-            None
-            if injection_id is None
-            else self.worker().evaluate("(id) => STORE.injections[id].type", injection_id)
-        )
+        return ExtensionEpisode(self, episode_id, injection_id, completion)
 
     def choices(self, page: Page, scroll_to: ChoiceRole | None = None, wait: float = 0.0) -> list[Choice]:
         """The injected pattern's choices on `page` with viewport rects (empty if nothing injected).
@@ -197,38 +184,88 @@ class ExtensionBridge:
         """
         deadline = time.monotonic() + wait
         while True:
-            answer = self._call("choices", page.url, scroll_to)
+            answer = self.call("choices", page.url, scroll_to)
             found = [Choice.model_validate(item) for item in answer.get("choices", [])]
             if found or time.monotonic() >= deadline:
                 return found
             time.sleep(0.1)
-
-    def control_used(self) -> bool:
-        """The task's control was used with real input so far in this episode (unsigned, running)."""
-        return bool(self._call("status").get("control_used"))
 
     def marks(self, url: str, request: dict[str, Any]) -> dict[str, Any]:
         """A harness's element ids inside the pattern drawn at `url` (`extension/content/marks.js`):
         `{"op": "mark", "next": N}` numbers its elements from N, `{"op": "unmark"}` takes the ids out of
         their ARIA attributes again, `{"op": "target", "id": ID, "scroll": bool}` says where one is.
         Ids and boxes only: no role, no injection."""
-        return dict(self._call("marks", url, request))
+        return dict(self.call("marks", url, request))
 
     def panel(self, page: Page, scroll: bool = False) -> Box | None:
         """Where the injected pattern is drawn on `page` (None if nothing is injected there)."""
         if scroll:
             self.choices(page, scroll_to=self._first_role(page))
-        answer = self._call("choices", page.url, None)
+        answer = self.call("choices", page.url, None)
         return Box.model_validate(answer["panel"]) if answer.get("panel") else None
 
     def _first_role(self, page: Page) -> ChoiceRole | None:
         found = self.choices(page)
         return found[0].role if found else None
 
+
+class ExtensionEpisode:
+    """One episode the extension runs: handed to it on entering, its signed report taken once.
+
+    Leaving the block normally ends the episode in the extension (it stops injecting) if `report()`
+    was not asked for; leaving by an exception only stops it where the browser still answers, so the
+    exception that ended the episode is the one that is raised.
+    """
+
+    def __init__(
+        self,
+        bridge: ExtensionBridge,
+        episode_id: str,
+        injection_id: str | None,
+        completion: CompletionCheck | None,
+    ) -> None:
+        self.id = episode_id
+        self.injection_id = injection_id
+        self.completion = completion
+        self.bridge = bridge
+        self._secret: str | None = None
+        self._signed: SignedReport | None = None
+        self._report: ExtensionReport | None = None
+        self.pattern_type: PatternType | None = None
+        """The pattern type of the injection (None in the control condition), once started."""
+
+    def __enter__(self) -> ExtensionEpisode:
+        bridge = self.bridge
+        if self.injection_id is not None and self.injection_id not in bridge.injection_ids():
+            raise SusbenchError(f"injection {self.injection_id!r} is not in the loaded extension build")
+        self._secret = secrets.token_hex(32)
+        control = None if self.completion is None else self.completion.control
+        watched = None if control is None else control.model_dump(mode="json", exclude_none=True)
+        bridge.call("start", self.id, self.injection_id, self._secret, watched)
+        if self.injection_id is not None:
+            self.pattern_type = bridge.worker().evaluate(
+                "(id) => STORE.injections[id].type", self.injection_id
+            )
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        try:
+            if exc_type is None:
+                self.report()
+            elif self._signed is None:
+                with contextlib.suppress(PlaywrightError):
+                    self.bridge.call("finish")
+        finally:
+            self._secret = None
+
+    def control_used(self) -> bool:
+        """The task's control was used with real input so far (as the running worker noted it, unsigned)."""
+        return bool(self.bridge.call("status").get("control_used"))
+
     def wait_for_exposure(self, timeout: float = 5.0) -> bool:
         """True once the pattern has been seen: really visible for 300 ms (or interacted with)."""
         deadline = time.monotonic() + timeout
-        while not self._call("status")["exposed"]:
+        while not self.bridge.call("status")["exposed"]:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.05)
@@ -237,7 +274,7 @@ class ExtensionBridge:
     def wait_for_event(self, kind: str, timeout: float = 5.0) -> bool:
         """True once the running episode holds an event of `kind` (False at the deadline)."""
         deadline = time.monotonic() + timeout
-        while kind not in self._call("status")["kinds"]:
+        while kind not in self.bridge.call("status")["kinds"]:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.02)
@@ -246,41 +283,57 @@ class ExtensionBridge:
     def _settle(self, quiet: float = 0.1, limit: float = 2.0) -> None:
         """Wait until in-flight content-script reports have landed (the event count stops changing)."""
         deadline = time.monotonic() + limit
-        count = self._call("status")["events"]
+        count = self.bridge.call("status")["events"]
         while time.monotonic() < deadline:
             time.sleep(quiet)
-            now = self._call("status")["events"]
+            now = self.bridge.call("status")["events"]
             if now == count:
                 return
             count = now
 
     def collect(self, timeout: float = 2.0) -> SignedReport:
-        """End the episode in the extension and take its signed report, as it was sent."""
-        if self._episode is None or self._secret is None:
-            raise SusbenchError("collect() without start_episode()")
-        self._settle(limit=timeout)
-        return SignedReport.model_validate(self._call("finish"))
+        """End the episode in the extension and take its signed report, as it was sent (asked again,
+        the same one)."""
+        if self._signed is None:
+            if self._secret is None:
+                raise SusbenchError(f"episode {self.id!r}: collect() outside its `with` block")
+            self._settle(limit=timeout)
+            self._signed = SignedReport.model_validate(self.bridge.call("finish"))
+        return self._signed
 
     def verify(self, signed: SignedReport) -> ExtensionReport:
         """The report, trusted only if it was signed with this episode's secret for this episode."""
-        if self._episode is None or self._secret is None:
-            raise SusbenchError("verify() without start_episode()")
+        if self._secret is None:
+            raise SusbenchError(f"episode {self.id!r}: verify() outside its `with` block")
         payload = signed.payload.encode("utf-8")
         expected = hmac.new(bytes.fromhex(self._secret), payload, hashlib.sha256).hexdigest()
         data = json.loads(signed.payload)
-        valid = (
-            hmac.compare_digest(expected, signed.signature)
-            and (
-                data.get("episode_id"),
-                data.get("injection_id"),
-            )
-            == self._episode
-        )
+        valid = hmac.compare_digest(expected, signed.signature) and (
+            data.get("episode_id"),
+            data.get("injection_id"),
+        ) == (self.id, self.injection_id)
         return ExtensionReport.model_validate({**data, "signature_valid": valid})
 
-    def finish(self, timeout: float = 2.0) -> ExtensionReport:
-        """End the episode: score it, verify the signature, and stop injecting."""
-        try:
-            return self.verify(self.collect(timeout))
-        finally:
-            self._episode, self._secret = None, None
+    def report(self, timeout: float = 2.0) -> ExtensionReport:
+        """End the episode (the extension scores it and stops injecting) and return its verified
+        report; asked again, the same report."""
+        if self._report is None:
+            self._report = self.verify(self.collect(timeout))
+        return self._report
+
+    def completed(self, page: Page | None) -> bool | None:
+        """The task's completion check on `page` (None when the task has none): while the episode
+        runs, on the control's use as the worker has noted it so far; once reported, on the signed
+        evidence alone."""
+        check = self.completion
+        if check is None:
+            return None
+        if check.control is not None:
+            used = self.control_used() if self._report is None else self._report.control_used
+            if not used:
+                return False
+        if check.url is None:
+            return True
+        if page is None or not url_matches(check.url, page.url):
+            return False
+        return check.selector is None or page.locator(check.selector).count() > 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 from playwright.sync_api import Page
 
 from susbench.browser import BrowserBackend, BrowserSession
-from susbench.browser.bridge import ExtensionBridge, ExtensionReport
+from susbench.browser.bridge import ExtensionBridge, ExtensionEpisode, ExtensionReport
 from susbench.controller.browsers import EpisodeBrowsers, HostBrowsers, worker_browsers
 from susbench.controller.budget import Overtime, time_budget
 from susbench.controller.environment import WorkerSetup
@@ -28,8 +29,7 @@ from susbench.controller.planning import EpisodeJob
 from susbench.controller.stopping import TurnStopped, seated_turn
 from susbench.controller.traffic import TrafficSource
 from susbench.core.errors import BrowserError
-from susbench.core.models import CompletionCheck, Event, EventSource, Outcome, OutcomeKind, Task
-from susbench.core.urlpattern import url_matches
+from susbench.core.models import Event, EventSource, Frozen, Outcome, OutcomeKind, Task
 from susbench.operators import (
     Limits,
     Operator,
@@ -68,13 +68,23 @@ def decided_before_end(report: ExtensionReport) -> bool:
     )
 
 
-def scored_outcome(report: ExtensionReport, failure: str | None) -> Outcome:
-    """The extension's outcome; after a failure only if the pattern was decided before it (an
-    unverifiable report stays the error it is)."""
-    outcome = report.to_outcome()
-    if failure is None or outcome.kind == OutcomeKind.ERROR or decided_before_end(report):
-        return outcome
-    return outcome.model_copy(update={"kind": OutcomeKind.ERROR, "reason": failure})
+class ScoredTurn(Frozen):
+    """How an episode's turn ended: what the operator said, its failure (None when it stopped by
+    itself), the extension's verified report, and the task's completion on that evidence."""
+
+    result: OperatorResult
+    failure: str | None
+    report: ExtensionReport
+    completed: bool | None
+
+    @property
+    def outcome(self) -> Outcome:
+        """The extension's outcome; after a failure only if the pattern was decided before it (an
+        unverifiable report stays the error it is)."""
+        outcome = self.report.to_outcome()
+        if self.failure is None or outcome.kind == OutcomeKind.ERROR or decided_before_end(self.report):
+            return outcome
+        return outcome.model_copy(update={"kind": OutcomeKind.ERROR, "reason": self.failure})
 
 
 def error_record(
@@ -96,62 +106,41 @@ def error_record(
     )
 
 
-def _completes(
-    page: Page | None, check: CompletionCheck | None, control_used: Callable[[], bool]
-) -> bool | None:
-    if check is None:
-        return None
-    if check.control is not None and not control_used():
-        return False
-    if check.url is None:
-        return True
-    if page is None or not url_matches(check.url, page.url):
-        return False
-    return check.selector is None or page.locator(check.selector).count() > 0
+@dataclass(frozen=True)
+class TurnSetup:
+    """What an operator's turn needs beyond the task and the running episode: its limits,
+    the browser's CDP endpoint (handed on only to an operator that asks for it), and where its
+    evidence (`record`) and step-by-step trace (`record_step`, files in `trace_dir`) go."""
 
-
-def completion_met(page: Page | None, check: CompletionCheck | None, report: ExtensionReport) -> bool | None:
-    """The task's completion check on the final page and in the extension's signed evidence; None
-    when the task has none."""
-    return _completes(page, check, lambda: report.control_used)
-
-
-def completed_now(page: Page | None, check: CompletionCheck | None, bridge: ExtensionBridge) -> bool | None:
-    """The task's completion check while the episode runs (the control's use as the worker has noted
-    it so far; the signed report decides at the end)."""
-    return _completes(page, check, bridge.control_used)
+    limits: Limits
+    cdp_endpoint: str | None = None
+    record: Record = field(default=lambda kind, detail: None)
+    trace_dir: Path | None = None
+    record_step: Callable[[StepRecord], None] = field(default=lambda step: None)
 
 
 def act_on_task(
-    operator: Operator | OracleBaseline,
-    task: Task,
-    page: Page,
-    bridge: ExtensionBridge,
-    limits: Limits,
-    cdp_endpoint: str | None,
-    record: Record,
-    trace_dir: Path | None = None,
-    record_step: Callable[[StepRecord], None] = lambda step: None,
-    episode_id: str = "",
+    operator: Operator | OracleBaseline, task: Task, page: Page, episode: ExtensionEpisode, turn: TurnSetup
 ) -> OperatorResult:
     """The operator's turn at a task whose episode the extension is running: every operator gets the
     subject's context; only a built-in scripted baseline is also handed the oracle."""
+    bridge = episode.bridge
     ctx = SubjectContext(
         instruction=task.instruction,
         page=page,
-        cdp_endpoint=cdp_endpoint,
-        limits=limits,
-        record=record,
-        trace_dir=trace_dir,
-        record_step=record_step,
+        cdp_endpoint=turn.cdp_endpoint if operator.needs_cdp else None,
+        limits=turn.limits,
+        record=turn.record,
+        trace_dir=turn.trace_dir,
+        record_step=turn.record_step,
         marks=bridge.marks,
-        episode_id=episode_id,
-        completed=lambda: completed_now(page, task.completion, bridge),
+        episode_id=episode.id,
+        completed=lambda: episode.completed(page),
     )
     if not isinstance(operator, OracleBaseline):
         return operator.act(ctx)
     oracle = Oracle(
-        pattern_type=bridge.pattern_type,
+        pattern_type=episode.pattern_type,
         reference_path=task.reference_path,
         choices=lambda scroll_to: bridge.choices(page, scroll_to=scroll_to),
     )
@@ -230,17 +219,17 @@ class EpisodeRunner:
             episode, job.task.capture_plan().id, operator.needs_cdp, window
         ) as browser:
             launch_ms = round(1000 * (time.monotonic() - asked))
-            result, completed, report, failure = self._drive(job, browser.session, operator, note, launch_ms)
+            verdict = self._drive(job, browser.session, operator, note, launch_ms)
         return EpisodeRecord(
             episode=episode,
             started_at=started_at,
             ended_at=datetime.now(UTC),
-            steps=result.steps,
-            completed=completed,
-            final_message=result.message,
-            error=failure,
-            outcome=scored_outcome(report, failure),
-            events=tuple(sorted((*events, *report.events), key=lambda event: event.ts_ms)),
+            steps=verdict.result.steps,
+            completed=verdict.completed,
+            final_message=verdict.result.message,
+            error=verdict.failure,
+            outcome=verdict.outcome,
+            events=tuple(sorted((*events, *verdict.report.events), key=lambda event: event.ts_ms)),
             requests=browser.requests,
             archive=browser.archive,
             trace=tuple(self._steps),
@@ -253,60 +242,54 @@ class EpisodeRunner:
         operator: Operator | OracleBaseline,
         note: Note,
         launch_ms: int,
-    ) -> tuple[OperatorResult, bool | None, ExtensionReport, str | None]:
+    ) -> ScoredTurn:
         """Open the start page with the episode handed to the extension, let the operator act within
-        its time budget, score; the operator's failure (or None) comes back beside the verdict.
+        its time budget, score; the operator's failure (or None) comes back beside the report.
 
         The `ready` event says how long the browser took to start (`launch_ms`) and then the start
         page to load (`ms`)."""
         t0 = time.monotonic()
         bridge = ExtensionBridge(session.context)
-        completion = job.task.completion
-        bridge.start_episode(job.episode.id, job.episode.injection_id, completion and completion.control)
-        page = session.first_page()
-        crashes = ChromiumFaults(session, page)
-        page.set_default_timeout(1000 * job.step_timeout_s)
-        page.goto(job.task.start_url, wait_until="load")
-        loaded_ms = round(1000 * (time.monotonic() - t0))
-        note("controller", "ready", {"url": job.task.start_url, "launch_ms": launch_ms, "ms": loaded_ms})
-        limits = Limits(
-            max_steps=job.task.max_steps, max_seconds=job.timeout_s, step_timeout_s=job.step_timeout_s
-        )
-        record = partial(note, "operator")
-        trace_dir = None if self.setup.trace_dir is None else self.setup.trace_dir / job.episode.id
-        result, failure = OperatorResult(done=False), None
-        turn_started = time.monotonic()
-        try:
-            with time_budget(job.timeout_s), seated_turn(isinstance(operator, Seated)):
-                result = act_on_task(
-                    operator,
-                    job.task,
-                    page,
-                    bridge,
-                    limits,
-                    session.cdp_endpoint if operator.needs_cdp else None,
-                    record,
-                    trace_dir,
-                    self._steps.append,
-                    job.episode.id,
+        with bridge.episode(job.episode.id, job.episode.injection_id, job.task.completion) as episode:
+            page = session.first_page()
+            crashes = ChromiumFaults(session, page)
+            page.set_default_timeout(1000 * job.step_timeout_s)
+            page.goto(job.task.start_url, wait_until="load")
+            loaded_ms = round(1000 * (time.monotonic() - t0))
+            note("controller", "ready", {"url": job.task.start_url, "launch_ms": launch_ms, "ms": loaded_ms})
+            turn = TurnSetup(
+                limits=Limits(
+                    max_steps=job.task.max_steps, max_seconds=job.timeout_s, step_timeout_s=job.step_timeout_s
+                ),
+                cdp_endpoint=session.cdp_endpoint,
+                record=partial(note, "operator"),
+                trace_dir=None if self.setup.trace_dir is None else self.setup.trace_dir / job.episode.id,
+                record_step=self._steps.append,
+            )
+            result, failure = OperatorResult(done=False), None
+            turn_started = time.monotonic()
+            try:
+                with time_budget(job.timeout_s), seated_turn(isinstance(operator, Seated)):
+                    result = act_on_task(operator, job.task, page, episode, turn)
+            except Overtime as exc:
+                failure = f"operator timed out after {exc.seconds:g} s"
+            except TurnStopped:
+                seconds = time.monotonic() - turn_started
+                failure = f"stopped after {seconds:.1f} s: the run was stopped during the person's turn"
+            except Exception as exc:  # noqa: BLE001 - the operator's failure is stored beside the verdict
+                failure = crashes.cause or f"operator failed: {describe(exc)}"
+            if failure is None:
+                stopped = {"done": result.done, "steps": result.steps, "message": result.message}
+                note("operator", "stopped", stopped)
+            else:
+                note("controller", "error", {"message": failure})
+            try:
+                final_page = session.active_page()
+                report = episode.report()
+                return ScoredTurn(
+                    result=result, failure=failure, report=report, completed=episode.completed(final_page)
                 )
-        except Overtime as exc:
-            failure = f"operator timed out after {exc.seconds:g} s"
-        except TurnStopped:
-            seconds = time.monotonic() - turn_started
-            failure = f"stopped after {seconds:.1f} s: the run was stopped during the person's turn"
-        except Exception as exc:  # noqa: BLE001 - the operator's failure is stored beside the verdict
-            failure = crashes.cause or f"operator failed: {describe(exc)}"
-        if failure is None:
-            stopped = {"done": result.done, "steps": result.steps, "message": result.message}
-            note("operator", "stopped", stopped)
-        else:
-            note("controller", "error", {"message": failure})
-        try:
-            page = session.active_page()
-            report = bridge.finish()
-            return result, completion_met(page, job.task.completion, report), report, failure
-        except Exception as exc:
-            if crashes.cause is None:
-                raise
-            raise BrowserError(crashes.cause) from exc
+            except Exception as exc:
+                if crashes.cause is None:
+                    raise
+                raise BrowserError(crashes.cause) from exc

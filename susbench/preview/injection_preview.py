@@ -94,11 +94,10 @@ def preview_gallery(
             prepared = needs_cart(item)
             if prepared:
                 fill_cart(page, item.site)
-            bridge.start_episode(f"preview-{item.id}", item.id)
-            open_example(page, item, prepared=prepared)
-            name = f"{item.type}--{item.id}.png"
-            shoot_in_place(page, bridge, item, out / name)
-            bridge.finish()
+            with bridge.episode(f"preview-{item.id}", item.id):
+                open_example(page, item, prepared=prepared)
+                name = f"{item.type}--{item.id}.png"
+                shoot_in_place(page, bridge, item, out / name)
             page.close()
             shots.append((item, name))
             on_shot(item)
@@ -128,11 +127,10 @@ def preview_real_pages(
                 for item in shown:
                     server.new_episode()
                     page = session.context.new_page()
-                    bridge.start_episode(f"preview-{number}-{item.id}", item.id)
-                    page.goto(url, wait_until="domcontentloaded")
-                    name = f"{item.type}--{item.id}.png"
-                    shoot_in_place(page, bridge, item, folder / name)
-                    bridge.finish()
+                    with bridge.episode(f"preview-{number}-{item.id}", item.id):
+                        page.goto(url, wait_until="domcontentloaded")
+                        name = f"{item.type}--{item.id}.png"
+                        shoot_in_place(page, bridge, item, folder / name)
                     page.close()
                     shots.append((item, name))
                     on_shot(item)

@@ -322,16 +322,19 @@ def _pair(
 ) -> RealismRow:
     try:
         source.prepare(page, ref)
-        bridge.start_episode(f"realism-{injection.id}", injection.id)
-        page.goto(ref.url, wait_until="domcontentloaded", timeout=LOAD_MS)
-        if not bridge.choices(page, wait=SETTLE_S):
-            report = bridge.finish()
-            return RealismRow(
-                page=ref.label, injection=injection.id, type=injection.type, native=False, error=report.reason
-            )
-        bridge.panel(page, scroll=True)
-        row = judge(ref.label, injection, drawn_elements(page), native_elements(page))
-        report = bridge.finish()
+        with bridge.episode(f"realism-{injection.id}", injection.id) as episode:
+            page.goto(ref.url, wait_until="domcontentloaded", timeout=LOAD_MS)
+            if not bridge.choices(page, wait=SETTLE_S):
+                return RealismRow(
+                    page=ref.label,
+                    injection=injection.id,
+                    type=injection.type,
+                    native=False,
+                    error=episode.report().reason,
+                )
+            bridge.panel(page, scroll=True)
+            row = judge(ref.label, injection, drawn_elements(page), native_elements(page))
+            report = episode.report()
         spoken = [event.detail.get("language") for event in report.events if event.kind == "injected"]
         return row.model_copy(update={"language": spoken[0] if spoken else None})
     finally:
