@@ -71,7 +71,7 @@ def percentile(values: list[float], share: float) -> float:
 def message_bytes(kind: str, observation: Observation) -> int:
     """The user message openai-chat builds for this observation, as the JSON it sends."""
     os.environ.setdefault("OPENAI_API_KEY", "unused-by-the-benchmark")
-    operator = OpenAIChatOperator(0, OperatorSettings(model="m", observation=kind))  # type: ignore[arg-type]
+    operator = OpenAIChatOperator(OperatorSettings(model="m", observation=kind))  # type: ignore[arg-type]
     conversation = ChatConversation(operator, "the task", observation)
     conversation.prepare(observation, [])
     return len(json.dumps({"role": "user", "content": conversation.pending[-1]["content"]}).encode())

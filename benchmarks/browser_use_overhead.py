@@ -101,7 +101,7 @@ def measure(repeats: int) -> dict[str, Samples]:
             )
             bridge = ExtensionBridge(session.context)
             page = session.first_page()
-            operator = BrowserUseOperator(0, settings)
+            operator = BrowserUseOperator(settings)
             for repeat in range(repeats):
                 for number, task_id in enumerate(TASKS):
                     order = ("harness", "alone") if (repeat + number) % 2 == 0 else ("alone", "harness")

@@ -23,8 +23,8 @@ class Watching:
     needs_cdp = False
     name = "watching"
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        self.seed = seed
+    def __init__(self, settings: OperatorSettings) -> None:
+        self.settings = settings
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
         folder = os.environ.get(ACTING_DIR)

@@ -93,7 +93,7 @@ def run_case(
     task = shortest_task_with(injection, tasks)
     policy = None if case.operator == "idle" else case.operator
     operator = (
-        IdleOperator(0, OperatorSettings()) if policy is None else ScriptedOperator(policy, 0, policy, clicks)
+        IdleOperator(OperatorSettings()) if policy is None else ScriptedOperator(policy, policy, clicks)
     )
     actions: list[tuple[str, dict[str, Any]]] = []
     context.add_cookies([{"name": COOKIE, "value": case.quirk, "domain": injection.site, "path": "/"}])

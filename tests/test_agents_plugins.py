@@ -23,7 +23,7 @@ class Looker:
     name = "looker"
     needs_cdp = False
 
-    def __init__(self, seed, settings):
+    def __init__(self, settings):
         self.model = settings.model
 
     def act(self, ctx):
@@ -31,8 +31,8 @@ class Looker:
         return OperatorResult(done=True, message="looked")
 
 
-def make(seed, settings):
-    return Looker(seed, settings)
+def make(settings):
+    return Looker(settings)
 '''
 TASK = "taskflow-storage-checkout"  # its pattern shows only after a click, so looking never meets it
 

@@ -78,7 +78,7 @@ def test_settings_an_operator_cannot_honour_are_refused(monkeypatch: pytest.Monk
 def test_command_line_wins_over_the_file(tmp_path: Path) -> None:
     from_file = config_file(tmp_path, "model: gpt-4.1\nobservation: axtree\nmax_tokens: 300\n")
     settings = from_file.model_copy(update={"model": "local-llama", "base_url": "http://127.0.0.1:9/v1"})
-    operator = make_operator("openai-chat", 0, settings)
+    operator = make_operator("openai-chat", settings)
     config = operator.config  # type: ignore[union-attr]
     assert (config.model, config.observation, config.max_tokens) == ("local-llama", "axtree", 300)
     assert str(operator.client.base_url) == "http://127.0.0.1:9/v1/"  # type: ignore[union-attr]

@@ -110,7 +110,7 @@ def test_a_server_without_structured_outputs_gets_json_in_the_prompt(
         action_format="json",
         config={"api_key_env": "SMALL_KEY", "vision": False, "seed": 7, "temperature": 0},
     )
-    operator = OpenAIChatOperator(0, settings)
+    operator = OpenAIChatOperator(settings)
     page = shop_page(1, "[1] button")
     conversation = ChatConversation(operator, "Buy a mug.", page)
     for _ in range(2):
@@ -143,7 +143,7 @@ def test_the_small_model_settings_offer_element_actions_named_by_their_lines(
         action_format="json",
         config={**config, **LocalModelSettings().model_dump(mode="json")},
     )
-    operator = OpenAIChatOperator(0, settings)
+    operator = OpenAIChatOperator(settings)
     page = shop_page(4, '[4] button "Buy"')
     conversation = ChatConversation(operator, "Buy a mug.", page)
     conversation.prepare(page, [])

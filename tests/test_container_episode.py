@@ -33,7 +33,7 @@ def test_naive_falls_for_it_and_careful_avoids_it(
                 page = session.context.pages[0]
                 page.goto(task.start_url)
                 result = act_on_task(
-                    make_operator(policy, seed=0), task, page, episode, TurnSetup(limits, record=print)
+                    make_operator(policy), task, page, episode, TurnSetup(limits, record=print)
                 )
                 assert result.done, result.message
                 report = episode.report()

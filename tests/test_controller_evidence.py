@@ -56,9 +56,9 @@ def crash(ctx: SubjectContext) -> None:
 class DecidesThenFails(OracleBaseline):
     """A scripted baseline that decides the pattern as its policy says, then fails."""
 
-    def __init__(self, seed: int, policy: Policy, failure: Callable[[SubjectContext], None]) -> None:
+    def __init__(self, policy: Policy, failure: Callable[[SubjectContext], None]) -> None:
         self.name = f"{policy}-then-fails"
-        self._scripted = ScriptedOperator(self.name, seed, policy)
+        self._scripted = ScriptedOperator(self.name, policy)
         self._failure = failure
 
     def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult:
@@ -73,8 +73,8 @@ class FailsAtOnce:
     name = "fails-at-once"
     needs_cdp = False
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        self.seed = seed
+    def __init__(self, settings: OperatorSettings) -> None:
+        self.settings = settings
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
         crash(ctx)
@@ -102,8 +102,8 @@ class InProcess:
 
 @pytest.fixture
 def failing_operators() -> Iterator[None]:
-    BASELINES["careful-then-hangs"] = lambda seed: DecidesThenFails(seed, "careful", hang)
-    BASELINES["naive-then-crashes"] = lambda seed: DecidesThenFails(seed, "naive", crash)
+    BASELINES["careful-then-hangs"] = lambda: DecidesThenFails("careful", hang)
+    BASELINES["naive-then-crashes"] = lambda: DecidesThenFails("naive", crash)
     register_operator("fails-at-once", FailsAtOnce)
     yield
     del BASELINES["careful-then-hangs"], BASELINES["naive-then-crashes"], OPERATORS["fails-at-once"]

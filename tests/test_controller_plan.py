@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
@@ -226,7 +227,8 @@ def test_random_baseline_flips_a_fair_coin_over_many_seeds(
     for seed in range(40):
         options = RunOptions(operator="random", seed=seed, repeats=2, db=Path("x.duckdb"))
         for job in plan_episodes(f"run-{seed}", tasks, injections, options):
-            naive += ScriptedOperator("random", job.episode.seed, None).choose_policy() == "naive"
+            draws = random.Random(job.episode.seed)  # what its episode's context hands the operator
+            naive += ScriptedOperator("random", None).choose_policy(draws) == "naive"
             trials += 1
     low, high = binomial_bounds(trials, 0.5, alpha=1e-4)
     assert trials == 40 * 2 * len(tasks)
@@ -236,18 +238,18 @@ def test_random_baseline_flips_a_fair_coin_over_many_seeds(
 
 def test_operator_registry() -> None:
     assert set(BASELINES) == {"naive", "careful", "random"} and "idle" in OPERATORS
-    assert make_operator("random", 3).name == "random"
+    assert make_operator("random").name == "random"
     with pytest.raises(
         SusbenchError, match=r"unknown operator 'gpt'; expected one of: .*, or module:factory"
     ):
-        make_operator("gpt", 0)
+        make_operator("gpt")
     with pytest.raises(SusbenchError, match="is a built-in scripted baseline"):
         register_operator("careful", OPERATORS["idle"])
-    impostor = lambda seed, settings: ScriptedOperator("impostor", seed, "careful")  # noqa: E731 - refused by type too
+    impostor = lambda settings: ScriptedOperator("impostor", "careful")  # noqa: E731 - refused by type too
     register_operator("impostor", impostor)  # type: ignore[arg-type]
     try:
         with pytest.raises(SusbenchError, match="registered as an operator under test but is a baseline"):
-            make_operator("impostor", 0)
+            make_operator("impostor")
     finally:
         del OPERATORS["impostor"]
 

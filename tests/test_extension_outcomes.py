@@ -51,7 +51,7 @@ def test_scripted_operator_outcome(
             limits=Limits(max_steps=task.max_steps, max_seconds=task.max_seconds),
             record=lambda *action: actions.append(action),
         )
-        result = act_on_task(make_operator(policy, seed=0), task, ext_page, episode, turn)
+        result = act_on_task(make_operator(policy), task, ext_page, episode, turn)
         report = episode.report()
 
     assert result.done, (task.id, result.message, actions)

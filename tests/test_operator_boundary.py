@@ -35,9 +35,11 @@ class Probe:
     name = "probe"
     needs_cdp = True
     seen: list[SubjectContext] = []
+    built: list[OperatorSettings] = []
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        self.seed = seed
+    def __init__(self, settings: OperatorSettings) -> None:
+        self.settings = settings
+        self.built.append(settings)
 
     def act(self, ctx: SubjectContext, *oracle: object) -> OperatorResult:
         assert oracle == ()
@@ -49,6 +51,7 @@ class Probe:
 def probe() -> Iterator[type[Probe]]:
     register_operator("probe", Probe)
     Probe.seen.clear()
+    Probe.built.clear()
     yield Probe
     del OPERATORS["probe"]
 
@@ -69,11 +72,16 @@ def test_an_operator_under_test_never_reaches_the_oracle(
         look=snapshot.look,
         trace_dir=tmp_path / "traces",
     )
+    # A second episode in the same worker, with a seed of its own: the operator is not built again.
+    reseeded = job.episode.model_copy(update={"id": f"{job.episode.id}-again", "seed": job.episode.seed + 1})
     with EpisodeRunner(setup, LocalBackend(web_playwright)) as runner:
         record = runner.run(job)
+        again = runner.run(job.model_copy(update={"episode": reseeded}))
 
     assert record.error is None and record.final_message == "looked only"
-    (ctx,) = probe.seen
+    assert again.error is None and len(probe.built) == 1
+    ctx, ctx_again = probe.seen
+    assert (ctx_again.seed, ctx_again.episode_id) == (reseeded.seed, reseeded.id)
     given = {field.name for field in dataclasses.fields(ctx)}
     assert given == {
         "instruction",
@@ -85,9 +93,11 @@ def test_an_operator_under_test_never_reaches_the_oracle(
         "record_step",
         "marks",
         "episode_id",
+        "seed",
         "completed",
         "started",
     }
+    assert ctx.seed == job.episode.seed  # the worker's one operator gets each episode's own seed
     assert ctx.cdp_endpoint is not None and ctx.cdp_endpoint.startswith("http://127.0.0.1:")
     assert ctx.trace_dir is not None and ctx.trace_dir.name == job.episode.id
     visible = repr([getattr(ctx, name) for name in sorted(given - {"page", "trace_dir"})]).lower()

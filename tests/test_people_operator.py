@@ -24,7 +24,7 @@ from susbench.controller.options import check_options
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Task
 from susbench.core.paths import REPO_ROOT
-from susbench.operators import OperatorSettings
+from susbench.operators import OperatorSettings, is_seated
 from susbench.people.control import ControlPanel, WindowPlacement
 from susbench.people.operator import HumanOperator
 from susbench.results.store import Store
@@ -156,7 +156,15 @@ def test_bad_human_settings_get_one_clear_error(
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     with pytest.raises(SusbenchError, match=re.escape(expected)):
-        HumanOperator(0, settings)
+        HumanOperator(settings)
+
+
+def test_a_person_at_the_screen_is_told_by_the_class_without_building_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)  # building a HumanOperator would fail without one
+    assert is_seated("human")
+    assert not is_seated("careful") and not is_seated("idle") and not is_seated("openai-chat")
 
 
 def test_a_person_is_not_run_in_parallel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from susbench.operators import OperatorSettings, endpoint_notice
+from susbench.operators import OperatorSettings, check_operator
 from susbench.results.store import Store
 
 SUSBENCH = Path(sys.executable).with_name("susbench")
@@ -37,21 +37,21 @@ def test_an_agent_without_base_url_names_the_vendors_default_server(monkeypatch:
     """Nothing is called: the operator is only built, as `run` builds it to check its settings."""
     monkeypatch.setenv("OPENAI_API_KEY", "dummy")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    notice = endpoint_notice("openai-chat", OperatorSettings(model="gpt-4o"))
+    notice = check_operator("openai-chat", OperatorSettings(model="gpt-4o")).notice
     assert notice == (
         "operator 'openai-chat' calls https://api.openai.com/v1/ "
         "(the openai SDK's default: no --base-url given and $OPENAI_BASE_URL unset)"
     )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "dummy")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-    notice = endpoint_notice("anthropic-cu", OperatorSettings(model="claude-sonnet-4-5"))
+    notice = check_operator("anthropic-cu", OperatorSettings(model="claude-sonnet-4-5")).notice
     assert notice == "operator 'anthropic-cu' calls http://127.0.0.1:9 (from $ANTHROPIC_BASE_URL)"
     given = OperatorSettings(model="gpt-4o", base_url="http://127.0.0.1:9/v1")
-    assert endpoint_notice("openai-chat", given) == (
+    assert check_operator("openai-chat", given).notice == (
         "operator 'openai-chat' calls http://127.0.0.1:9/v1/ "
         "(from --base-url or the operator config's base_url)"
     )
-    assert endpoint_notice("careful") is None
+    assert check_operator("careful").notice is None
 
 
 @pytest.mark.e2e

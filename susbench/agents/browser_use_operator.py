@@ -53,7 +53,7 @@ class BrowserUseOperator:
     name: ClassVar[str] = "browser-use"
     needs_cdp: ClassVar[bool] = True
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
+    def __init__(self, settings: OperatorSettings) -> None:
         for flag, value in (
             ("--observation", settings.observation),
             ("--action-format", settings.action_format),
@@ -63,7 +63,6 @@ class BrowserUseOperator:
                     f"{flag}: operator 'browser-use' observes and acts in its own way "
                     "(its element list and screenshots; use_vision: false for the list only)"
                 )
-        self.seed = seed
         self.config = resolve_config(self.name, BrowserUseConfig, settings)
         if self.config.base_url is None:
             raise SusbenchError("--base-url: operator 'browser-use' needs an OpenAI-compatible server's URL")

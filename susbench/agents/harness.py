@@ -115,8 +115,7 @@ class AgentOperator(ABC, Generic[ConfigT]):
     """The variable the vendor's SDK reads its server from when no base_url is given."""
     needs_cdp = False
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        self.seed = seed
+    def __init__(self, settings: OperatorSettings) -> None:
         self.config: ConfigT = resolve_config(self.name, self.config_model, settings)  # type: ignore[assignment]
         if self.config.observation not in self.observations:
             raise SusbenchError(

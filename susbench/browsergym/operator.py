@@ -49,7 +49,7 @@ class BrowserGymOperator:
     name: ClassVar[str] = "browsergym"
     needs_cdp: ClassVar[bool] = True
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
+    def __init__(self, settings: OperatorSettings) -> None:
         given = [flag for flag in settings.given() if flag != "--operator-config"]
         if given:
             raise SusbenchError(
@@ -59,7 +59,6 @@ class BrowserGymOperator:
             self.config = BrowserGymConfig.model_validate(settings.config)
         except ValueError as exc:
             raise SusbenchError(f"{settings.config_source}: {exc}") from None
-        self.seed = seed
 
     def act(self, ctx: SubjectContext) -> OperatorResult:
         path = os.environ.get(CHANNEL_VARIABLE)

@@ -185,7 +185,7 @@ def run(**given: Any) -> None:
     console.print(_destinations(options), soft_wrap=True)
     with (
         stopping_on_signals(STOPPING_NOTICE),
-        remote_screen(serve, port, host, where.backend, options.operator, options.operator_settings, console),
+        remote_screen(serve, port, host, where.backend, options.operator, console),
         open_backend(where) as executor,
     ):
         summary = _run_with_progress(options, console, executor)

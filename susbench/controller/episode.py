@@ -108,11 +108,12 @@ def error_record(
 
 @dataclass(frozen=True)
 class TurnSetup:
-    """What an operator's turn needs beyond the task and the running episode: its limits,
+    """What an operator's turn needs beyond the task and the running episode: its limits and seed,
     the browser's CDP endpoint (handed on only to an operator that asks for it), and where its
     evidence (`record`) and step-by-step trace (`record_step`, files in `trace_dir`) go."""
 
     limits: Limits
+    seed: int = 0
     cdp_endpoint: str | None = None
     record: Record = field(default=lambda kind, detail: None)
     trace_dir: Path | None = None
@@ -135,6 +136,7 @@ def act_on_task(
         record_step=turn.record_step,
         marks=bridge.marks,
         episode_id=episode.id,
+        seed=turn.seed,
         completed=lambda: episode.completed(page),
     )
     if not isinstance(operator, OracleBaseline):
@@ -173,6 +175,7 @@ class EpisodeRunner:
         self._stack = ExitStack()
         self._browsers: EpisodeBrowsers | None = None
         self._steps: list[StepRecord] = []
+        self._operators: dict[str, Operator | OracleBaseline] = {}
 
     def __enter__(self) -> EpisodeRunner:
         try:
@@ -204,10 +207,17 @@ class EpisodeRunner:
         except Exception as exc:  # noqa: BLE001 - any failure is the episode's error, not the run's
             return error_record(job, started_at, describe(exc), tuple(self._steps))
 
+    def _operator(self, name: str) -> Operator | OracleBaseline:
+        """The worker's operator of that name, built for its first episode and kept for the rest (a
+        run has one operator); each episode hands it the episode's own seed in its context."""
+        if name not in self._operators:
+            self._operators[name] = make_operator(name, self.setup.operator_settings)
+        return self._operators[name]
+
     def _run(self, job: EpisodeJob, started_at: datetime) -> EpisodeRecord:
         assert self._browsers is not None, "use EpisodeRunner as a context manager"
         episode = job.episode
-        operator = make_operator(episode.operator, episode.seed, self.setup.operator_settings)
+        operator = self._operator(episode.operator)
         events: list[Event] = []
 
         def note(source: EventSource, kind: str, detail: dict[str, Any]) -> None:
@@ -261,6 +271,7 @@ class EpisodeRunner:
                 limits=Limits(
                     max_steps=job.task.max_steps, max_seconds=job.timeout_s, step_timeout_s=job.step_timeout_s
                 ),
+                seed=job.episode.seed,
                 cdp_endpoint=session.cdp_endpoint,
                 record=partial(note, "operator"),
                 trace_dir=None if self.setup.trace_dir is None else self.setup.trace_dir / job.episode.id,

@@ -14,7 +14,7 @@ from susbench.core.hostmap import parse_host_map
 from susbench.core.identity import StudyRun
 from susbench.core.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
 from susbench.core.paths import DEFAULT_DB, SNAPSHOTS_DIR
-from susbench.operators import BASELINES, OperatorSettings, Seated, check_operator, make_operator
+from susbench.operators import OperatorCheck, OperatorSettings, check_operator, is_seated
 from susbench.snapshot import Snapshot
 
 
@@ -86,16 +86,15 @@ class SnapshotFacts(Frozen):
     look: PageLook
 
 
-def check_options(options: RunOptions) -> None:
-    """Refuse contradictory or impossible options with one clear message each."""
-    check_operator(options.operator, options.operator_settings)
-    if options.parallel > 1 and options.operator not in BASELINES:
-        operator = make_operator(options.operator, 0, options.operator_settings)
-        if isinstance(operator, Seated):
-            raise SusbenchError(
-                f"--parallel {options.parallel}: operator {options.operator!r} is a person, who works one "
-                "episode at a time; expected --parallel 1"
-            )
+def check_options(options: RunOptions) -> OperatorCheck:
+    """Refuse contradictory or impossible options with one clear message each; what checking the
+    operator learned comes back, so the run need not build it again."""
+    checked = check_operator(options.operator, options.operator_settings)
+    if options.parallel > 1 and is_seated(options.operator):
+        raise SusbenchError(
+            f"--parallel {options.parallel}: operator {options.operator!r} is a person, who works one "
+            "episode at a time; expected --parallel 1"
+        )
     if not options.db.parent.is_dir():
         raise SusbenchError(f"--db {options.db}: its folder does not exist; expected a writable path")
     if options.live and options.snapshot is not None:
@@ -104,6 +103,7 @@ def check_options(options: RunOptions) -> None:
         raise SusbenchError("--live-date sets the local web's date: it needs --live and no --live-resolve")
     parse_host_map(options.live_resolve, "--live-resolve")
     _check_browser(options)
+    return checked
 
 
 def _check_browser(options: RunOptions) -> None:

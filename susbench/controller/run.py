@@ -37,7 +37,6 @@ from susbench.core.digests import tree_sha256
 from susbench.core.identity import ASKED, RunIdentity, RunInputs
 from susbench.core.models import Injection, OutcomeKind, PageLook, Task
 from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
-from susbench.operators import endpoint_notice
 from susbench.results.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
 
 
@@ -155,7 +154,7 @@ def run_benchmark(
     `plan` is the controller's seeded planning unless a caller re-runs episodes already planned
     (`reproduce` runs a bundle's stored episodes as they were)."""
     observer = observer or QuietObserver()
-    check_options(options)
+    checked = check_options(options)
     options = served_date(options)
     snapshot = snapshot_facts(options)
     browser = browser_facts(options)
@@ -164,7 +163,7 @@ def run_benchmark(
     identity = run_identity(options, materials.inputs, browser)
     jobs = plan(identity.run_id(), tasks, materials.injections, options)
     with Store(options.db) as store:
-        notices = [endpoint_notice(options.operator, options.operator_settings)]
+        notices = [checked.notice]
         notices.append(resume_notice(identity, store.stored_runs()))
         store.add_run(run_record(identity, snapshot, browser, run_settings(options)))
         settled = store.settled_episode_ids(identity.run_id())

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 
 from susbench.core.errors import SusbenchError
+from susbench.core.models import Frozen
 from susbench.operators.base import (
     Calling,
     Limits,
@@ -32,10 +33,10 @@ from susbench.operators.scripted import IdleOperator, ScriptedOperator
 
 ENTRY_POINT_GROUP = "susbench.operators"
 
-BASELINES: dict[str, Callable[[int], OracleBaseline]] = {
-    "naive": lambda seed: ScriptedOperator("naive", seed, "naive"),
-    "careful": lambda seed: ScriptedOperator("careful", seed, "careful"),
-    "random": lambda seed: ScriptedOperator("random", seed, None),
+BASELINES: dict[str, Callable[[], OracleBaseline]] = {
+    "naive": lambda: ScriptedOperator("naive", "naive"),
+    "careful": lambda: ScriptedOperator("careful", "careful"),
+    "random": lambda: ScriptedOperator("random", None),
 }
 OPERATORS: dict[str, OperatorFactory] = {"idle": IdleOperator}
 
@@ -93,32 +94,45 @@ def find_factory(name: str) -> OperatorFactory:
     )
 
 
-def check_operator(name: str, settings: OperatorSettings | None = None) -> str:
-    """The name, if it names an operator that accepts these settings (built once, to check them)."""
+class OperatorCheck(Frozen):
+    """What the run's parent learned by building the operator once: its settings are accepted, and
+    which model server it calls (None for an operator that calls none)."""
+
+    name: str
+    endpoint: str | None = None
+
+    @property
+    def notice(self) -> str | None:
+        """ "operator X calls URL (where the URL came from)", so no server is called unannounced."""
+        return None if self.endpoint is None else f"operator {self.name!r} calls {self.endpoint}"
+
+
+def check_operator(name: str, settings: OperatorSettings | None = None) -> OperatorCheck:
+    """Refuse an unknown operator or settings it does not accept; an operator under test is built
+    once here, in the parent, and thrown away (each worker builds its own)."""
     if name in BASELINES:
         given = (settings or OperatorSettings()).given()
         if given:
             raise SusbenchError(f"{', '.join(given)}: {name!r} is a scripted baseline and takes no settings")
-        return name
-    make_operator(name, 0, settings or OperatorSettings())
-    return name
+        return OperatorCheck(name=name)
+    operator = make_operator(name, settings)
+    return OperatorCheck(name=name, endpoint=operator.endpoint if isinstance(operator, Calling) else None)
 
 
-def endpoint_notice(name: str, settings: OperatorSettings | None = None) -> str | None:
-    """ "operator X calls URL (where the URL came from)" for an operator that calls a model server."""
+def is_seated(name: str) -> bool:
+    """A person is at the screen (`Seated`), told from the operator's class without building one (a
+    factory that is not a class is never seated)."""
     if name in BASELINES:
-        return None
-    operator = make_operator(name, 0, settings or OperatorSettings())
-    return f"operator {name!r} calls {operator.endpoint}" if isinstance(operator, Calling) else None
+        return False
+    factory = find_factory(name)
+    return isinstance(factory, type) and issubclass(factory, Seated)
 
 
-def make_operator(
-    name: str, seed: int, settings: OperatorSettings | None = None
-) -> Operator | OracleBaseline:
-    """A fresh operator for one episode, seeded by the episode."""
+def make_operator(name: str, settings: OperatorSettings | None = None) -> Operator | OracleBaseline:
+    """The operator of that name, for all the episodes of one worker."""
     if name in BASELINES:
-        return BASELINES[name](seed)
-    operator = find_factory(name)(seed, settings or OperatorSettings())
+        return BASELINES[name]()
+    operator = find_factory(name)(settings or OperatorSettings())
     if isinstance(operator, OracleBaseline):
         raise SusbenchError(f"operator {name!r} is registered as an operator under test but is a baseline")
     return operator
@@ -130,6 +144,7 @@ __all__ = [
     "OPERATORS",
     "Limits",
     "Operator",
+    "OperatorCheck",
     "OperatorFactory",
     "OperatorResult",
     "OperatorSettings",
@@ -138,8 +153,8 @@ __all__ = [
     "Seated",
     "SubjectContext",
     "check_operator",
-    "endpoint_notice",
     "find_factory",
+    "is_seated",
     "make_operator",
     "operator_names",
     "register_operator",

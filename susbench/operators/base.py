@@ -3,11 +3,11 @@
 An operator under test gets a `SubjectContext`: the task instruction, the browser (a Playwright
 page and, when it asks, a CDP endpoint for agents that bring their own driver), its limits, a
 `record` callback, and a folder and a callback for its step-by-step trace; what a person at the
-keyboard has, nothing more. How it was configured (`OperatorSettings`: model, server, observation
-kind, ...) reaches its factory once per episode. The ground truth (pattern type,
-the injected options with their roles, the reference path) is an `Oracle`, a separate object that
-the controller hands only to the built-in scripted baselines (`OracleBaseline`), never to an
-operator under test.
+keyboard has, nothing more, and the episode's seed. How it was configured (`OperatorSettings`: model,
+server, observation kind, ...) reaches its factory, which a worker calls once for all its episodes.
+The ground truth (pattern type, the injected options with their roles, the reference path) is an
+`Oracle`, a separate object that the controller hands only to the built-in scripted baselines
+(`OracleBaseline`), never to an operator under test.
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ class SubjectContext:
     its trace (an agent's observation, model reply and actions), whose files go in `trace_dir`.
     `marks(url, request)` numbers the elements inside the injected pattern for a harness whose own
     marking cannot enter its closed shadow root (`ExtensionBridge.marks`: ids and boxes, no roles).
+    `seed` is the episode's: an operator that draws at random draws from it, so a re-run draws alike.
     """
 
     instruction: str
@@ -86,6 +87,7 @@ class SubjectContext:
     record_step: Callable[[StepRecord], None] = field(default=lambda step: None)
     marks: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
     episode_id: str = ""
+    seed: int = 0
     completed: Callable[[], bool | None] = field(default=lambda: None)
     started: float = field(default_factory=time.monotonic)
 
@@ -151,5 +153,6 @@ class OracleBaseline(ABC):
     def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult: ...
 
 
-OperatorFactory = Callable[[int, OperatorSettings], Operator]
-"""Makes a fresh operator for one episode from the episode's seed and the run's operator settings."""
+OperatorFactory = Callable[[OperatorSettings], Operator]
+"""Makes the operator from the run's operator settings, once per worker: it acts in every episode the
+worker runs (each episode's seed comes in its `SubjectContext`)."""

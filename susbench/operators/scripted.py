@@ -110,24 +110,22 @@ def show_pattern(ctx: SubjectContext, oracle: Oracle, wait_s: float = CHOICE_WAI
 class ScriptedOperator(OracleBaseline):
     """Follows the reference path; `policy` decides what happens at the decision point."""
 
-    def __init__(
-        self, name: str, seed: int, policy: Policy | None, clicks: ClickMode = "coordinates"
-    ) -> None:
+    def __init__(self, name: str, policy: Policy | None, clicks: ClickMode = "coordinates") -> None:
         self.name = name
         self.policy = policy
         self.clicks = clicks
-        self._rng = random.Random(seed)
 
-    def choose_policy(self) -> Policy:
+    def choose_policy(self, draws: random.Random) -> Policy:
+        """The fixed policy, or (`random`) a coin flipped with the episode's own draws."""
         if self.policy is not None:
             return self.policy
-        return "naive" if self._rng.random() < 0.5 else "careful"
+        return "naive" if draws.random() < 0.5 else "careful"
 
-    def decide(self, ctx: SubjectContext, oracle: Oracle) -> None:
+    def decide(self, ctx: SubjectContext, oracle: Oracle, draws: random.Random) -> None:
         if oracle.pattern_type is None:
             ctx.record("decide.control", {})
             return
-        policy = self.choose_policy()
+        policy = self.choose_policy(draws)
         role = policy_role(policy, oracle.pattern_type)
         ctx.record("decide", {"policy": policy, "role": role})
         if show_pattern(ctx, oracle) and role is not None:
@@ -164,6 +162,7 @@ class ScriptedOperator(OracleBaseline):
         return True
 
     def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult:
+        draws = random.Random(ctx.seed)
         steps = 0
         for index, step in enumerate(oracle.reference_path):
             if steps >= ctx.limits.max_steps:
@@ -175,7 +174,7 @@ class ScriptedOperator(OracleBaseline):
             steps += 1
             started = time.monotonic()
             if step.action == "decide":
-                self.decide(ctx, oracle)
+                self.decide(ctx, oracle, draws)
                 continue
             try:
                 perform_step(ctx.page, step, timeout_ms, self.clicks)
@@ -202,8 +201,7 @@ class IdleOperator:
     needs_cdp = False
     name = "idle"
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
-        self.seed = seed
+    def __init__(self, settings: OperatorSettings) -> None:
         self.settings = settings
 
     def act(self, ctx: SubjectContext) -> OperatorResult:

@@ -58,7 +58,7 @@ class HumanOperator:
     name = "human"
     needs_cdp = False
 
-    def __init__(self, seed: int, settings: OperatorSettings) -> None:
+    def __init__(self, settings: OperatorSettings) -> None:
         given = [flag for flag in settings.given() if flag != "--operator-config"]
         if given:
             raise SusbenchError(f"{', '.join(given)}: operator 'human' takes only --operator-config")

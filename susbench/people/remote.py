@@ -39,7 +39,7 @@ from rich.console import Console
 from susbench.browser import free_port
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
-from susbench.operators import OperatorSettings, Seated, make_operator
+from susbench.operators import is_seated
 from susbench.people.screen import (
     APT_PACKAGES,
     ScreenSize,
@@ -455,7 +455,6 @@ def remote_screen(
     host: str | None,
     backend: str,
     operator: str,
-    settings: OperatorSettings,
     console: Console,
 ) -> Iterator[None]:
     """A run's --serve: only for a person at the screen, on this machine."""
@@ -463,7 +462,7 @@ def remote_screen(
         raise SusbenchError("--serve needs --backend local: the participant's screen is on this machine")
 
     def seated() -> None:
-        if not isinstance(make_operator(operator, 0, settings), Seated):
+        if not is_seated(operator):
             raise SusbenchError(
                 f"--serve: operator {operator!r} has no person at the screen; expected --operator human"
             )
