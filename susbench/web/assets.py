@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from susbench.core.loading import SAFE_LOADER
 from susbench.web.catalog import Product, SiteSpec
 from susbench.web.edition import Edition
 
@@ -68,7 +69,7 @@ def _hsl(h: float, s: float, lightness: float) -> str:
 @cache
 def shapes() -> dict[str, str]:
     """SVG fragments per product shape (shapes.yaml), formatted with the product's colours."""
-    data: dict[str, str] = yaml.safe_load(_package_text("shapes.yaml"))
+    data: dict[str, str] = yaml.load(_package_text("shapes.yaml"), Loader=SAFE_LOADER)
     return data
 
 

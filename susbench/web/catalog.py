@@ -12,6 +12,7 @@ from typing import Literal
 import yaml
 from pydantic import Field
 
+from susbench.core.loading import SAFE_LOADER
 from susbench.core.models import Frozen, Site, SiteCategory
 
 
@@ -108,7 +109,7 @@ class Catalog(Frozen):
 def load_catalog() -> Catalog:
     """Parse and validate the packaged catalog once per process."""
     text = resources.files("susbench.web").joinpath("catalog.yaml").read_text(encoding="utf-8")
-    return Catalog.model_validate(yaml.safe_load(text))
+    return Catalog.model_validate(yaml.load(text, Loader=SAFE_LOADER))
 
 
 def specs() -> dict[str, SiteSpec]:
