@@ -136,11 +136,16 @@ class ExtensionBridge:
         self._timeout = timeout
         self.worker()
 
+    def running_worker(self) -> Worker | None:
+        """The extension's service worker if it runs now (None in a browser that is gone)."""
+        running = (worker for worker in self._context.service_workers if _is_extension_worker(worker))
+        return next(running, None)
+
     def worker(self) -> Worker:
         """The extension's service worker, waiting for it to start if needed."""
-        for worker in self._context.service_workers:
-            if _is_extension_worker(worker):
-                return worker
+        running = self.running_worker()
+        if running is not None:
+            return running
         try:
             return self._context.wait_for_event(
                 "serviceworker", predicate=_is_extension_worker, timeout=self._timeout * 1000
@@ -252,8 +257,8 @@ class ExtensionEpisode:
         try:
             if exc_type is None:
                 self.report()
-            elif self._signed is None:
-                with contextlib.suppress(PlaywrightError):
+            elif self._signed is None and self.bridge.running_worker() is not None:
+                with contextlib.suppress(PlaywrightError, BrowserError):
                     self.bridge.call("finish")
         finally:
             self._secret = None
