@@ -37,6 +37,10 @@ DISABLED_FEATURES = (
     "NetworkTimeServiceQuerying",
     "InterestFeedContentSuggestions",
     "PreconnectToSearch",
+    # The omnibox's WebUI pop-ups are preloaded into a renderer of their own at every start, even
+    # headless: half of a launch's CPU (1.41 CPU-s per launch with them, 0.74 without).
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
 )
 
 QUIET_FLAGS = (
