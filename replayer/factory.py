@@ -6,7 +6,6 @@ from pathlib import Path
 
 from susbench.core.models import ReplayMode
 from susbench.replayer.direct import DirectReplayServer
-from susbench.replayer.proxy import ReplayServer
 from susbench.replayer.service import ReplayService
 
 
@@ -16,4 +15,7 @@ def replay_server(
     """The proxy (any browser, a person's or an agent's own) or direct (a Chromium we launch, fastest)."""
     if mode == "direct":
         return DirectReplayServer(path, port=port, host=host)
+    # Imported here: the proxy front end is mitmproxy's, half of a direct-mode worker's imports otherwise.
+    from susbench.replayer.proxy import ReplayServer
+
     return ReplayServer(path, port=port, host=host)

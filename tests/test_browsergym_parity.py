@@ -2,7 +2,8 @@
 each of the nine types on the bundled snapshot, every choice the extension lists has a `bid` in
 BrowserGym's DOM snapshot and AXTree and a Set-of-Marks box where the extension draws it; `click(bid)`
 through BrowserGym's HighLevelActionSet reaches the extension as trusted input, and the extension
-scores the naive policy's choice not_avoided and the careful policy's avoided (role_policy.yaml).
+scores the naive policy's choice not_avoided and the careful policy's avoided (role_policy.yaml), one
+policy per type.
 The roles come from the extension's own list, read over a second CDP connection; the BrowserGym
 side never sees them."""
 
@@ -25,12 +26,26 @@ from tests.type_tasks import TYPE_TASKS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 EXPECTED = {"naive": "not_avoided", "careful": "avoided"}
-CASES = [
-    (pattern_type, policy, role)
-    for pattern_type, row in ROLE_POLICY.items()
-    for policy, role in (("naive", row.naive), ("careful", row.careful))
-    if role is not None
-]
+
+
+def one_policy_per_type() -> list[tuple[str, str, str]]:
+    """BrowserGym is one operator protocol, so it runs once over the nine types (issue 20): each type with
+    one policy, naive and careful taking turns where a type has both. Every choice of each type is still
+    checked addressable; both policies' scoring of every type is test_controller_e2e's."""
+    chosen: list[tuple[str, str, str]] = []
+    naive_next = False
+    for pattern_type, row in ROLE_POLICY.items():
+        options = [
+            (policy, role) for policy, role in (("naive", row.naive), ("careful", row.careful)) if role
+        ]
+        if len(options) == 2:
+            options = [options[0] if naive_next else options[1]]
+            naive_next = not naive_next
+        chosen.append((pattern_type, *options[0]))
+    return chosen
+
+
+CASES = one_policy_per_type()
 WAIT_STEPS = 20
 TASKS = {task.id: task for task in load_tasks()}
 VIEWPORT_HEIGHT = 800

@@ -43,6 +43,7 @@ from tests.fixtures.people import (
     AWAY,
     CONSENT,
     PATCH_RADIUS,
+    STILL_S,
     Patch,
     StudyPoints,
     XInput,
@@ -107,6 +108,18 @@ class Viewer:
                 return
             assert time.monotonic() < deadline, f"({x:.0f}, {y:.0f}) never looked as seen in {timeout:g} s"
             time.sleep(0.2)
+
+    def wait_until_still(self, x: float, y: float, timeout: float) -> None:
+        """Until the square around the point has not changed for STILL_S on the participant's canvas:
+        the pattern has settled, as the extension wants before a click counts (500 ms)."""
+        deadline = time.monotonic() + timeout
+        last, since = self.looks(x, y), time.monotonic()
+        while time.monotonic() - since < STILL_S:
+            assert time.monotonic() < deadline, f"({x:.0f}, {y:.0f}) kept changing for {timeout:g} s"
+            time.sleep(0.1)
+            now = self.looks(x, y)
+            if difference(last, now) >= LOOKS_ALIKE:
+                last, since = now, time.monotonic()
 
     def click(self, x: float, y: float) -> None:
         """A real click on the canvas where the remote screen's point is drawn (scaled to the window)."""
@@ -196,7 +209,7 @@ def test_a_remote_participant_is_scored_through_novnc(
         viewer.page.wait_for_selector(CANVAS, timeout=60_000)
         viewer.wait_to_see(*target.done, target.done_looks, timeout=120)
         viewer.wait_to_see(*target.option, target.option_looks, timeout=60)
-        time.sleep(1.0)  # a person reads the option before clicking it
+        viewer.wait_until_still(*target.option, timeout=30)  # still long enough to count a click
         viewer.click(*target.option)
         time.sleep(1.0)
         viewer.click(*target.done)
@@ -375,7 +388,7 @@ def test_a_remote_participant_does_a_study_and_sees_the_end_screen(
         viewer.click(*points.accept)
         viewer.wait_to_see(*target.done, target.done_looks, timeout=180)
         viewer.wait_to_see(*target.option, target.option_looks, timeout=60)
-        time.sleep(1.0)
+        viewer.wait_until_still(*target.option, timeout=30)
         viewer.click(*target.option)
         time.sleep(1.0)
         viewer.click(*target.done)

@@ -84,7 +84,7 @@ class Participant:
             target = self.targets[task_id]
             self.x.move(*AWAY)
             self.x.wait_to_see(*target.clicks[0], target.option_looks, timeout=60)
-            time.sleep(1.0)
+            self.x.wait_until_still(*target.clicks[0], timeout=30)  # still long enough to count a click
             for point in target.clicks:
                 self.x.click(*point)
                 time.sleep(1.0)

@@ -24,7 +24,6 @@ from rich.progress import (
 from rich.table import Table
 
 from susbench.agents.local_model import local_model_missing, local_run_fields, serving_for_run
-from susbench.analysis.report import render_report, write_report_folder
 from susbench.catalog.tasks import complete_tasks
 from susbench.catalog.tasksets import task_set, task_set_snapshot
 from susbench.cli.options import (
@@ -266,6 +265,9 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
 def demo(**given: Any) -> None:
     """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
     (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
+    # Imported here: the report's statistics (scipy) are most of `susbench run`'s start-up otherwise.
+    from susbench.analysis.report import render_report, write_report_folder
+
     db = given["db"] or Path(f"demo-{date.today().isoformat()}.duckdb")
     tasks_dir, snapshot = _task_set_inputs(given["task_set"], given["snapshot"], live=False)
     console = output_console()

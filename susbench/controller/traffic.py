@@ -11,18 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from susbench.browser import Route
 from susbench.controller.environment import WorkerSetup
 from susbench.controller.options import RunOptions
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Episode, HostMap
-from susbench.recorder.proxy import RecordingProxy
 from susbench.replayer.factory import replay_server
 from susbench.replayer.service import ReplayLogEntry, ReplayService
 from susbench.results.store import RequestRecord
 from susbench.web import LocalWeb
+
+if TYPE_CHECKING:
+    from susbench.recorder.proxy import RecordingProxy
 
 
 class Traffic(Route, Protocol):
@@ -134,6 +136,9 @@ def _replayed(server: ReplayService, capture_session: str) -> Iterator[Traffic]:
 def _recorded(setup: WorkerSetup, episode: Episode, capture_session: str) -> Iterator[Traffic]:
     if setup.archive_dir is None:
         raise ValueError("a live worker needs WorkerSetup.archive_dir")
+    # Imported here: mitmproxy is half of a replaying worker's imports, and only live episodes use it.
+    from susbench.recorder.proxy import RecordingProxy
+
     host_map = HostMap.parse(list(setup.live_resolve))
     with RecordingProxy(host_map=host_map, upstream_ca=setup.live_ca_cert, session=capture_session) as proxy:
         yield LiveTraffic(proxy, setup.archive_dir / f"{episode.id}.wacz")
