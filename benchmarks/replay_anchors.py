@@ -26,11 +26,11 @@ from cryptography import x509
 
 from susbench.browser import free_port
 from susbench.core.certs import mitmproxy_ca_pin, spki_pin
+from susbench.core.paths import cache_dir
 from susbench.snapshot import Snapshot
 from susbench.web.tls import TlsFiles
 
-ROOT = Path(__file__).resolve().parents[1]
-PYWB_VENV = ROOT / ".venv-pywb"
+PYWB_VENV = cache_dir() / "venvs" / "pywb"  # benchmarks/setup_pywb.sh
 READY_TIMEOUT_S = 60.0
 SAFE_PATH = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/%!$&'()*+,;=:@")
 

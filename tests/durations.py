@@ -1,9 +1,10 @@
 """The suite's profile from pytest's `--durations=0` table: seconds per test, per module and per part.
 
 `python -m tests.durations LOG` prints the top tests and the time per part as Markdown (for
-benchmarks/results/suite-<date>.md); `--write` also stores the seconds per module in
-tests/data/module_seconds.yaml, which `make test`'s scheduler reads to start the longest modules
-first (tests/fixtures/tiers.py), so no worker is left with a long module at the end.
+benchmarks/results/suite-<date>.md); `--write` also stores the seconds per work unit in
+tests/data/module_seconds.yaml (per module; per test for the modules tests/data/work_units.yaml spreads),
+which `make test`'s scheduler reads to start the longest units first (tests/fixtures/tiers.py), so no
+worker is left with a long one at the end.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from pathlib import Path
 import yaml
 
 MODULE_SECONDS = Path(__file__).parent / "data" / "module_seconds.yaml"
+WORK_UNITS = Path(__file__).parent / "data" / "work_units.yaml"
+SPREAD = frozenset(yaml.safe_load(WORK_UNITS.read_text(encoding="utf-8"))["spread"])
 ROW = re.compile(r"^(\d+(?:\.\d+)?)s (call|setup|teardown)\s+(tests/\S+?\.py)(?:::(\S.*))?$")
 
 
@@ -35,6 +38,12 @@ def per_test(log: Path) -> dict[str, float]:
 
 def module_of(test: str) -> str:
     return test.split("::", 1)[0]
+
+
+def work_unit_key(test: str) -> str:
+    """A spread module's tests are timed one by one (a long one must start early); the others by module."""
+    module = module_of(test)
+    return test if module in SPREAD else module
 
 
 def part_of(test: str) -> str:
@@ -75,9 +84,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     seconds = per_test(args.log)
     print(markdown(seconds, args.top))
     if args.write:
-        modules = {module: round(value, 1) for module, value in summed(seconds, module_of).items()}
-        header = f"# Seconds per test module, from `python -m tests.durations {args.log.name} --write`.\n"
-        MODULE_SECONDS.write_text(header + yaml.safe_dump(modules, sort_keys=False), encoding="utf-8")
+        units = {unit: round(value, 1) for unit, value in summed(seconds, work_unit_key).items()}
+        header = f"# Seconds per work unit, from `python -m tests.durations {args.log.name} --write`.\n"
+        MODULE_SECONDS.write_text(header + yaml.safe_dump(units, sort_keys=False), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The outside tools some tests drive, installed by `make tools` (part of `make test`'s set-up) and
-never by a test: pywb and py-wacz in virtualenvs of their own beside `.venv` (each pins packages
-ours cannot share), Browser Use's virtualenv in the cache, and ReplayWeb.page's two scripts from npm.
+never by a test: pywb, py-wacz and Browser Use in virtualenvs of their own in the cache (each pins
+packages ours cannot share; a fresh clone reuses them), and ReplayWeb.page's two scripts from npm.
 
 `python -m tests.tools` installs whatever is missing, the four at once (they wait on the network,
 not the CPU), each under a lock; a test whose tool is missing fails with a message naming
@@ -10,6 +10,7 @@ not the CPU), each under a lock; a test whose tool is missing fails with a messa
 from __future__ import annotations
 
 import fcntl
+import os
 import subprocess
 import sys
 import tarfile
@@ -30,9 +31,9 @@ INSTALL_TARGET = "make tools"
 INSTALL_TIMEOUT_S = 900
 
 PYWB_SCRIPT = Path(REPO_ROOT) / "benchmarks" / "setup_pywb.sh"
-PYWB_VENV = Path(REPO_ROOT) / ".venv-pywb"
+PYWB_VENV = cache_dir() / "venvs" / "pywb"
 WACZ_PACKAGE = "wacz==0.5.0"  # py-wacz 0.5.0 pins typer==0.11.1; we need typer>=0.12
-WACZ_VENV = Path(REPO_ROOT) / ".venv-wacz"
+WACZ_VENV = cache_dir() / "venvs" / WACZ_PACKAGE.replace("==", "-")
 RWP_PACKAGE = "replaywebpage@2.4.6"  # AGPL-3.0-or-later; used as a tool, not shipped
 RWP_FILES = ("ui.js", "sw.js")
 
@@ -74,19 +75,24 @@ def replaywebpage() -> Path:
 
 def install_pywb() -> Path:
     subprocess.run(
-        ["bash", str(PYWB_SCRIPT)], check=True, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
+        ["bash", str(PYWB_SCRIPT)],
+        env={**os.environ, "PYWB_VENV": str(PYWB_VENV)},
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_S,
     )
     return PYWB_VENV
 
 
 def install_wacz(venv: Path = WACZ_VENV) -> Path:
     venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / ".venv-wacz.lock", "w") as lock:
+    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (venv / "bin" / "wacz").exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
             subprocess.run(
-                [str(venv / "bin" / "pip"), "install", "--quiet", WACZ_PACKAGE],
+                [str(venv / "bin" / "pip"), "install", "--quiet", "--no-compile", WACZ_PACKAGE],
                 check=True,
                 timeout=INSTALL_TIMEOUT_S,
                 capture_output=True,
