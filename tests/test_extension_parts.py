@@ -27,7 +27,8 @@ body { background: rgb(250, 250, 250); color: rgb(20, 20, 20); font: 16px serif 
 .wide { background: color(display-p3 0 0.4 0.9) }
 .go { background: rgb(10, 110, 60); color: rgb(255, 255, 255); border-radius: 9px }
 .outline { background: transparent; border: 2px solid rgb(10, 110, 60) }
-.card { background: rgb(255, 255, 240); border: 1px solid rgb(200, 200, 200); border-radius: 12px }
+.card { background: rgb(255, 255, 240); border: 1px solid rgb(200, 200, 200); border-radius: 12px;
+  max-width: 400px }
 .dark { background: rgb(30, 30, 30); border: 1px solid rgb(90, 90, 90); border-radius: 4px }
 </style><main>
 <button class="btn btn-primary ghost">Ghost</button> <button class="btn btn-primary pale">Pale</button>
@@ -92,14 +93,14 @@ def look_page(browser_direct: BrowserContext) -> Iterator[Page]:
 
 @pytest.mark.e2e
 def test_look_copies_the_solid_primary_the_outlined_secondary_and_the_light_card(look_page: Page) -> None:
-    css = look_page.evaluate("pageHelper.look.frameStyle(document.getElementById('anchor'), {})")
-    selector = "[data-part=frame]{"
-    assert css.startswith(selector) and css.endswith("}")
-    properties = dict(item.split(":", 1) for item in css[len(selector) : -1].split(";"))
+    css = look_page.evaluate("pageHelper.look.frameStyle(document.getElementById('anchor'), {}, false)")
+    block = re.match(r"\[data-part=frame\]\{([^}]*)\}\n", css)
+    assert block, css[:200]
+    properties = dict(item.split(":", 1) for item in block.group(1).split(";"))
     assert properties["--primary-bg"] == "rgb(10, 110, 60)"
     assert properties["--primary-radius"] == "9px"
     assert properties["--secondary-border"] == "2px solid rgb(10, 110, 60)"
-    assert properties["--radius"] == "12px"  # the light card, not the dark one inside it
-    assert properties["--border"] == "1px solid rgb(200, 200, 200)"
-    assert properties["--surface"] == "rgb(255, 255, 240)"
-    assert properties["--bg"] == "rgb(30, 30, 30)"  # the first opaque background behind the anchor
+    assert properties["--card-radius"] == "12px"  # the light card, not the dark one inside it
+    assert properties["--card-border"] == "1px solid rgb(200, 200, 200)"
+    assert properties["--surface"] == "rgb(255, 255, 240)"  # the panel's ground: the card's
+    assert "[data-look~=primary]{" in css  # each component as a rule the template's parts take

@@ -75,18 +75,19 @@ def test_a_pair_is_native_only_when_every_drawn_element_is_within_every_threshol
 
 @pytest.mark.e2e
 def test_realism_command_scores_each_drawn_element_of_a_pattern_on_a_styled_page() -> None:
-    args = ("injections", "realism", str(SHOP), "--injections", "generic-title-basket-count", "--json")
+    args = ("injections", "realism", str(SHOP), "--injections", "generic-buybox-discount-shame", "--json")
     done = run_cli(*args, timeout=600)  # a build, a Chromium and a page on a busy machine
     assert done.returncode == 0, done.stderr
     (row,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert {"page", "injection", "type", "native", "distances", "elements"} <= set(row)
-    assert row["page"] == SHOP.name and row["type"] == "fake_social_proof" and row["language"] == "en"
+    assert row["page"] == SHOP.name and row["type"] == "confirm_shaming" and row["language"] == "en"
     roles = {item["role"] for item in row["elements"]}
     assert {"text", "button", "panel"} <= roles, roles
     texts = [item for item in row["elements"] if item["role"] == "text"]
     assert all(item["distances"]["font_family"] == 0.0 for item in texts)  # the page's own Georgia
     buttons = [item for item in row["elements"] if item["role"] == "button"]
     assert any(item["native"] == "button 'Add to basket'" for item in buttons)
+    assert row["native"], row["distances"]
 
 
 def test_realism_refuses_live_urls_with_a_clear_error() -> None:

@@ -42,7 +42,8 @@
     host.append(" ");
     const root = host.attachShadow({ mode: "closed" });
     root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
-    root.innerHTML = `<style>${look.frameStyle(anchor, injection.style)}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
+    const inline = !/data-look="[^"]*\bcard\b/.test(template.html);
+    root.innerHTML = `<style>${look.frameStyle(anchor, injection.style, inline)}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     frame.dataset.emphasis = injection.style.emphasis;
     const sight = { entry: null, box: null, why: "not shown", movedAt: 0, visibleSince: null, hiddenSince: null, obstructed: false };

@@ -1,5 +1,7 @@
-// The host page's look, read from its own elements (fonts, colours, its primary and secondary buttons,
-// the card around the anchor), so the pattern is drawn in the page's own visual family.
+// The host page's look: a style model read from the page's own components (its add-to-cart button and
+// a second button, its body, muted, bold and heading text, its links, its cards, a real product image),
+// so each part of a pattern is drawn as a copy of one native element. Colour roles the page keeps for
+// something else (a price's or a sale badge's colour, a disabled grey) are never borrowed.
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
@@ -8,107 +10,322 @@
   // The one colour parser. Computed colours come as rgb()/rgba(); anything else (a keyword, a wide-gamut
   // colour) is null and each caller says what that means for it.
   function parseColor(color) {
-    const m = color.match(/rgba?\(([^)]+)\)/);
+    const m = String(color).match(/rgba?\(([^)]+)\)/);
     if (!m) return null;
     const [r, g, b, a = 1] = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
     return { r, g, b, a };
   }
 
   const opaque = (c) => c !== null && c.a > 0.5;
-  // A solid fill that is not (near) white: what a primary button has and a secondary one lacks.
-  const filled = (c) => opaque(c) && !(c.r > 235 && c.g > 235 && c.b > 235);
-  const light = (c) => c === null || c.a < 0.5 || 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b > 215;
+  const luminance = (c) => 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b;
+  // Grey, black or white: the colours body and muted text come in (a hue is a role: link, price, sale).
+  const neutral = (c) => c !== null && Math.max(c.r, c.g, c.b) - Math.min(c.r, c.g, c.b) < 40;
+  const light = (c) => c === null || c.a < 0.5 || luminance(c) > 215;
 
-  function primaryButton() {
-    let best = null;
-    let bestScore = -1;
-    for (const el of document.querySelectorAll("button, a, input[type=submit]")) {
-      if (state.ours(el) || !match.isRendered(el) || !filled(parseColor(getComputedStyle(el).backgroundColor))) continue;
-      const cls = String(el.className);
-      const box = el.getBoundingClientRect();
-      const score = (/primary/i.test(cls) ? 4 : 0) + (/btn|button/i.test(cls) ? 2 : 0) + (box.width * box.height > 2000 ? 1 : 0);
-      if (score > bestScore) [best, bestScore] = [el, score];
-    }
-    return best;
-  }
+  // What the page uses a colour for, by the words of its classes and attributes.
+  const PRICE = /price|preis|prix|precio|preco|prezzo|cena|cen[ae]|fiyat|amount|cost/i;
+  const SALE = /sale|discount|promo|badge|offer|deal|saving|rabatt|oferta|desconto|atlaide|-?off\b/i;
+  const DISABLED = /disabled|inactive|unavailable|sold-?out/i;
+  const CONTROL = "a, button, input, select, textarea, label, option, summary, [role=button], [role=link], [role=tab]";
 
-  function secondaryButton(primary) {
-    for (const el of document.querySelectorAll("button, a")) {
-      if (el === primary || state.ours(el) || !match.isRendered(el) || !/btn|button/i.test(String(el.className))) continue;
-      const style = getComputedStyle(el);
-      if (parseFloat(style.borderTopWidth) > 0 && !filled(parseColor(style.backgroundColor))) return el;
+  const words = (el) => {
+    const cls = el.className && el.className.baseVal !== undefined ? el.className.baseVal : el.className;
+    return `${cls} ${el.id} ${el.getAttribute("itemprop") || ""}`;
+  };
+
+  function roleOf(el, found) {
+    for (let at = el, depth = 0; at && at !== document.body && depth < 2; at = at.parentElement, depth += 1) {
+      if (found.price && (at === found.price || found.price.contains(at))) return "price";
+      const said = words(at);
+      if (PRICE.test(said)) return "price";
+      if (SALE.test(said)) return "sale";
+      if (DISABLED.test(said) || at.matches(":disabled, [aria-disabled=true]")) return "disabled";
     }
     return null;
   }
 
-  // The nearest light, bordered, rounded box around the anchor (a card, a summary, a fieldset):
-  // the injected panel copies its border, radius and surface so it sits in the same visual family.
-  function framed(anchor) {
-    const isFrame = (el) => {
-      const style = getComputedStyle(el);
-      return parseFloat(style.borderTopWidth) > 0 && parseFloat(style.borderTopLeftRadius) > 0 && light(parseColor(style.backgroundColor));
+  // Every rendered element of the page with text of its own or a control's box, with its computed style
+  // and the colour it is seen on: what the model picks its components from.
+  function survey() {
+    const backdrops = new Map();
+    const backdrop = (el) => {
+      if (!el || el === document.documentElement) return "rgb(255, 255, 255)";
+      if (backdrops.has(el)) return backdrops.get(el);
+      const own = getComputedStyle(el).backgroundColor;
+      const seen = opaque(parseColor(own)) ? own : backdrop(el.parentElement);
+      backdrops.set(el, seen);
+      return seen;
     };
-    const start = anchor.matches("button, a, input, select") ? anchor.parentElement : anchor;
-    for (let el = start, depth = 0; el && el !== document.body && depth < 6; el = el.parentElement, depth += 1) {
-      if (isFrame(el)) return el;
+    const finder = match.finder();
+    const hit = (kind) => (finder ? finder.find(kind)?.element || null : null);
+    const found = { price: hit("price"), buy: hit("buy_button"), grid: hit("grid_item"), image: hit("image") };
+    const items = [];
+    for (const el of document.body.querySelectorAll("*")) {
+      if (items.length >= 5000) break;
+      if (state.ours(el) || /^(script|style|noscript|template|svg|path|br|option|title)$/i.test(el.tagName)) continue;
+      const text = [...el.childNodes].filter((node) => node.nodeType === 3).map((node) => node.textContent.trim()).join(" ");
+      const control = el.matches("button, input[type=submit], input[type=button], a, [role=button]");
+      if (!text && !control) continue;
+      const style = getComputedStyle(el);
+      const box = el.getBoundingClientRect();
+      if (box.width <= 0 || box.height <= 0 || style.visibility === "hidden" || Number(style.opacity) < 0.1) continue;
+      items.push({ el, style, text, box, seen: backdrop(el), role: roleOf(el, found), control });
     }
-    return [...document.querySelectorAll("[class*=card], [class*=summary], fieldset")].find((el) => !state.ours(el) && isFrame(el)) || null;
+    return { items, found, backdrop };
   }
 
-  function background(el) {
-    for (; el; el = el.parentElement) {
-      const color = getComputedStyle(el).backgroundColor;
-      if (opaque(parseColor(color))) return color;
-    }
-    return "rgb(255, 255, 255)";
+  // The colour the page writes most of its text in: its body colour, never a forbidden role.
+  function mostCommon(items, key) {
+    const counts = new Map();
+    for (const item of items) counts.set(key(item), (counts.get(key(item)) || 0) + Math.min(item.text.length, 200));
+    let best = null;
+    for (const [value, count] of counts) if (best === null || count > best[1]) best = [value, count];
+    return best ? best[0] : null;
   }
 
-  const clean = (value) => String(value || "").replace(/[{}<>;]/g, "");
+  const typeKey = ({ style }) => [style.fontFamily, style.fontSize, style.fontWeight, style.color, style.lineHeight].join("|");
+  const pick = (items, key = typeKey) => {
+    const wanted = mostCommon(items, key);
+    return wanted === null ? null : items.find((item) => key(item) === wanted);
+  };
 
-  // The page's look as custom properties on the pattern's frame, for the template's stylesheet. They sit
-  // inside the closed shadow root, not on the host, so `getComputedStyle(host)` shows none of them.
-  function frameStyle(anchor, style) {
-    // Controls and headings have their own colours and sizes; the body text around them is what
-    // the panel should match.
+  const TYPE = {
+    font: "fontFamily",
+    size: "fontSize",
+    weight: "fontWeight",
+    color: "color",
+    line: "lineHeight",
+    transform: "textTransform",
+    spacing: "letterSpacing",
+    decoration: "textDecorationLine",
+  };
+
+  function typeOf(style) {
+    return Object.fromEntries(Object.entries(TYPE).map(([name, prop]) => [name, style[prop]]));
+  }
+
+  function boxOf(style, seen) {
+    return {
+      bg: opaque(parseColor(style.backgroundColor)) ? style.backgroundColor : "transparent",
+      seen,
+      border: `${style.borderTopWidth} ${style.borderTopStyle} ${style.borderTopColor}`,
+      radius: style.borderTopLeftRadius,
+      pad: `${style.paddingTop} ${style.paddingRight} ${style.paddingBottom} ${style.paddingLeft}`,
+      height: `${Math.round(parseFloat(style.height) || 0)}px`,
+    };
+  }
+
+  // The add-to-cart control by meaning (semantic.js), else the most button-like filled control; never
+  // a disabled or sale-coloured one.
+  function primaryButton({ items, found }) {
+    const filledControl = (el) => {
+      for (let at = el, depth = 0; at && depth < 3; at = at.parentElement, depth += 1) {
+        if (opaque(parseColor(getComputedStyle(at).backgroundColor)) && at.matches("button, a, input, [role=button]")) return at;
+      }
+      return el.matches("button, input, a, [role=button]") ? el : null;
+    };
+    if (found.buy) {
+      const own = filledControl(found.buy) || found.buy.querySelector("button, input[type=submit]");
+      if (own && !own.matches(":disabled, [aria-disabled=true]")) return own;
+    }
+    let best = null;
+    let bestScore = -1;
+    for (const item of items) {
+      const fill = parseColor(item.style.backgroundColor);
+      if (!item.control || item.role || !opaque(fill) || light(fill)) continue;
+      const said = `${words(item.el)} ${item.el.textContent}`;
+      const score = (/cart|basket|bag|buy|korb|panier|carrito|carrinho|grozs|grozā|comprar|kaufen/i.test(said) ? 8 : 0) +
+        (/primary/i.test(said) ? 4 : 0) + (/btn|button/i.test(said) ? 2 : 0) + (item.box.width * item.box.height > 2000 ? 1 : 0);
+      if (score > bestScore) [best, bestScore] = [item.el, score];
+    }
+    return best;
+  }
+
+  const hasBorder = (style) => parseFloat(style.borderTopWidth) > 0 && style.borderTopStyle !== "none";
+
+  // A control drawn as a button: a button, or a link with a fill or a border and room around its text.
+  function buttonLike(item) {
+    if (item.el.matches("button, input[type=submit], input[type=button], [role=button]")) return true;
+    const boxed = opaque(parseColor(item.style.backgroundColor)) || hasBorder(item.style);
+    return item.el.matches("a") && boxed && parseFloat(item.style.paddingLeft) >= 4;
+  }
+
+  // The page's second button: outlined, or filled in a light colour with a border; else another of
+  // its boxed buttons (a fill or a border, room around the text) that is neither the primary one nor
+  // disabled. It is drawn as a link with that box, so a bare text button is no candidate.
+  function secondaryButton({ items }, primary) {
+    const boxed = ({ style }) => (opaque(parseColor(style.backgroundColor)) || hasBorder(style)) && parseFloat(style.paddingLeft) >= 4;
+    const usable = items.filter((item) => item.text && item.el !== primary && !item.role && buttonLike(item) && boxed(item));
+    const outlined = usable.filter((item) => {
+      const bg = parseColor(item.style.backgroundColor);
+      return hasBorder(item.style) && (!opaque(bg) || light(bg));
+    });
+    const key = (item) => typeKey(item) + boxOf(item.style, item.seen).pad;
+    return (pick(outlined, key) || pick(usable, key))?.el || null;
+  }
+
+  // A native card: a box with a border or a fill of its own, card-sized, on a light colour; the one
+  // around the anchor when there is one, else the page's most common one.
+  function card(anchor, backdrop, surface, forbidden) {
+    const isCard = (el) => {
+      if (state.ours(el) || !/^(div|section|aside|article|fieldset|form|li)$/i.test(el.tagName)) return false;
+      const style = getComputedStyle(el);
+      const box = el.getBoundingClientRect();
+      if (box.width < 120 || box.height < 40 || box.width >= innerWidth * 0.9) return false;
+      const bg = parseColor(style.backgroundColor);
+      const own = hasBorder(style) || (opaque(bg) && style.backgroundColor !== backdrop(el.parentElement));
+      return own && light(parseColor(backdrop(el))) && !forbidden.fill.has(backdrop(el)) && !SALE.test(words(el));
+    };
+    for (let el = anchor.parentElement, depth = 0; el && el !== document.body && depth < 6; el = el.parentElement, depth += 1) {
+      if (isCard(el) && backdrop(el) === surface) return el;
+    }
+    const cards = [...document.body.querySelectorAll("div, section, aside, article, fieldset, form, li")].slice(0, 4000).filter(isCard);
+    const key = (el) => {
+      const s = getComputedStyle(el);
+      return [s.borderTopLeftRadius, s.paddingTop, s.paddingLeft, backdrop(el)].join("|");
+    };
+    const counts = new Map();
+    for (const el of cards) counts.set(key(el), (counts.get(key(el)) || 0) + 1);
+    // A card on the anchor's own background first (it sits in the page's flow unchanged), then any.
+    const rank = (el) => (backdrop(el) === surface ? 1e6 : 0) + counts.get(key(el));
+    let best = null;
+    for (const el of cards) if (!best || rank(el) > rank(best)) best = el;
+    return best;
+  }
+
+  // A real picture from the page for an advert: another product's (a listing card's), else the product's own.
+  function picture({ found }) {
+    const usable = (img) => img && img.currentSrc && img.naturalWidth >= 80 && img.getBoundingClientRect().width >= 60;
+    const inGrid = found.grid ? [...found.grid.querySelectorAll("img")].find(usable) : null;
+    const own = found.image && found.image.tagName === "IMG" ? found.image : found.image?.querySelector("img");
+    const decor = (img) => /logo|icon|sprite/i.test(`${img.currentSrc} ${img.className}`);
+    const any = [...document.images].filter((img) => !state.ours(img) && usable(img) && !decor(img));
+    const chosen = inGrid || (usable(own) ? own : null) || any.find((img) => img !== own) || any[0];
+    return chosen ? chosen.currentSrc : null;
+  }
+
+  // The page's type on one background: body, muted, bold, heading and link text, and a text button.
+  function typeOn(page, surface, forbidden) {
+    const { items } = page;
+    const prose = items.filter(
+      (item) => item.text && !item.role && item.seen === surface && !forbidden.text.has(item.style.color) && !item.el.closest(CONTROL) &&
+        !item.el.closest("h1, nav, header, footer"),
+    );
+    const size = (item) => parseFloat(item.style.fontSize);
+    const weight = (item) => Number(item.style.fontWeight) || 400;
+    const regular = prose.filter((item) => weight(item) < 600 && size(item) >= 12 && neutral(parseColor(item.style.color)));
+    const text = pick(regular) || pick(prose);
+    if (!text) return null;
+    const base = size(text);
+    const ground = luminance(parseColor(surface) || { r: 255, g: 255, b: 255 });
+    const contrast = (item) => Math.abs(luminance(parseColor(item.style.color) || { r: 0, g: 0, b: 0 }) - ground);
+    const muted = pick(regular.filter((item) => size(item) <= base + 1 && contrast(item) < contrast(text) - 20));
+    const bold = (item) => weight(item) >= 600 || /^H[2-5]$/.test(item.el.tagName);
+    const strong = pick(
+      prose.filter((item) => weight(item) >= 600 && size(item) >= base - 1 && size(item) <= base * 1.4 && neutral(parseColor(item.style.color))),
+    );
+    const title = pick(prose.filter((item) => bold(item) && size(item) > base * 1.1 && size(item) <= 30));
+    const links = items.filter(
+      (item) => item.text && item.el.matches("a") && !item.role && item.seen === surface && !forbidden.text.has(item.style.color) &&
+        !item.el.closest("nav, header, footer"),
+    );
+    const link = pick(links.filter((item) => !neutral(parseColor(item.style.color)))) || pick(links);
+    return {
+      text: typeOf(text.style),
+      muted: typeOf((muted || text).style),
+      strong: typeOf((strong || text).style),
+      title: typeOf((title || strong || text).style),
+      link: typeOf((link || text).style),
+    };
+  }
+
+  // `inline`: the pattern has no card of its own and sits on the anchor's background.
+  function model(anchor, inline) {
+    const page = survey();
+    const { items, backdrop } = page;
     const special = anchor.matches("button, a, input, select, h1, h2, h3, h4, h5, h6");
     const context = (special ? anchor.parentElement : anchor) || document.body;
-    const text = getComputedStyle(context);
-    const rootStyle = getComputedStyle(document.documentElement);
-    const primary = primaryButton();
-    const p = primary ? getComputedStyle(primary) : text;
-    const secondary = secondaryButton(primary);
-    const s = secondary ? getComputedStyle(secondary) : null;
-    const card = framed(anchor);
-    const c = card ? getComputedStyle(card) : null;
-    const heading = document.querySelector("h1, h2");
-    const primaryBg = primary ? p.backgroundColor : text.color;
-    const accent = style.accent || rootStyle.getPropertyValue("--accent").trim() || primaryBg;
-    const vars = {
-      "--font": text.fontFamily,
-      "--size": text.fontSize,
-      "--line": text.lineHeight,
-      "--text": text.color,
-      "--heading": heading ? getComputedStyle(heading).color : text.color,
-      "--bg": background(context),
-      "--primary-bg": primaryBg,
-      "--primary-fg": primary ? p.color : "#fff",
-      "--primary-border": primary ? p.borderTopColor : primaryBg,
-      "--primary-radius": primary ? p.borderTopLeftRadius : "6px",
-      "--primary-weight": primary ? p.fontWeight : "700",
-      "--primary-transform": primary ? p.textTransform : "none",
-      "--primary-spacing": primary ? p.letterSpacing : "normal",
-      "--primary-font": primary ? p.fontFamily : text.fontFamily,
-      "--secondary-fg": s ? s.color : text.color,
-      "--secondary-bg": s ? s.backgroundColor : "transparent",
-      "--secondary-border": s ? `${s.borderTopWidth} ${s.borderTopStyle} ${s.borderTopColor}` : `1px solid ${text.color}`,
-      "--radius": c ? c.borderTopLeftRadius : primary ? p.borderTopLeftRadius : "6px",
-      "--border": c ? `${c.borderTopWidth} solid ${c.borderTopColor}` : "1px solid rgba(0,0,0,.12)",
-      "--surface": c ? background(card) : background(context),
-      "--accent": accent,
-      "--width": style.max_width ? `${style.max_width}px` : "none",
+    const bodyColour = mostCommon(items.filter((item) => !item.role && !item.control), (item) => item.style.color);
+    // Colours seen on prices, sale badges or disabled controls (their text and their fills), unless
+    // they are the page's body colour or its ground.
+    const ground = mostCommon(items, (item) => item.seen);
+    const marked = items.filter((item) => item.role);
+    const forbidden = {
+      text: new Set(marked.map((item) => item.style.color).filter((c) => c !== bodyColour)),
+      fill: new Set(marked.map((item) => item.style.backgroundColor).filter((c) => c !== ground && opaque(parseColor(c)))),
     };
-    return `[data-part=frame]{${Object.entries(vars).map(([k, v]) => `${k}:${clean(v)}`).join(";")}}`;
+    const outside = backdrop(context);
+    const frame = inline ? null : card(anchor, backdrop, outside, forbidden);
+    const surface = frame ? backdrop(frame) : outside;
+    const fallback = typeOf(getComputedStyle(context));
+    const type = typeOn(page, surface, forbidden) || typeOn(page, outside, forbidden) ||
+      { text: fallback, muted: fallback, strong: fallback, title: fallback, link: fallback };
+    const onFill = pick(
+      items.filter(
+        (item) => item.text && !item.role && item.seen !== surface && !light(parseColor(item.seen)) && !forbidden.fill.has(item.seen) &&
+          !item.el.matches("button, input, a"),
+      ),
+    );
+    const primary = primaryButton(page);
+    const secondary = secondaryButton(page, primary);
+    const control = (el) => (el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el)) } : null);
+    return {
+      surface,
+      ...type,
+      onfill: onFill ? { ...typeOf(onFill.style), bg: onFill.seen } : null,
+      primary: control(primary),
+      secondary: control(secondary),
+      card: frame ? { ...boxOf(getComputedStyle(frame), surface), bg: surface } : null,
+      picture: picture(page),
+    };
   }
 
-  helper.look = { frameStyle };
+  const clean = (value) => String(value || "").replace(/[{}<>;\\]/g, "");
+
+  function vars(name, record) {
+    return Object.entries(record || {}).map(([key, value]) => `--${name}-${key}:${clean(value)}`);
+  }
+
+  // Each component of the model as a rule any template part can take by `data-look`: the part is then
+  // drawn as a copy of that native element (its type, colours, box). Templates set only layout.
+  const TYPE_RULE =
+    "font-family:var(--N-font);font-size:var(--N-size);font-weight:var(--N-weight);line-height:var(--N-line);color:var(--N-color);" +
+    "text-transform:var(--N-transform);letter-spacing:var(--N-spacing);text-decoration-line:var(--N-decoration)";
+  const BOX_RULE = "background:var(--N-bg);border:var(--N-border);border-radius:var(--N-radius);padding:var(--N-pad);box-sizing:border-box";
+  const RULES = [
+    ...["text", "muted", "strong", "title", "link"].map((name) => `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)}}`),
+    `[data-look~=onfill]{${TYPE_RULE.replaceAll("N", "onfill")};background:var(--onfill-bg)}`,
+    "a[data-look]{cursor:pointer}",
+    ...["primary", "secondary"].map(
+      (name) =>
+        `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)};${BOX_RULE.replaceAll("N", name)};` +
+        `display:inline-block;min-height:var(--${name}-height);cursor:pointer;text-align:center}`,
+    ),
+    `[data-look~=card]{${BOX_RULE.replaceAll("N", "card")}}`,
+    "[data-look~=picture]{background:var(--picture) center/contain no-repeat;display:var(--picture-shown)}",
+  ].join("\n");
+
+  // The page's look as custom properties and rules inside the pattern's closed shadow root (the host
+  // carries none of them, so `getComputedStyle(host)` shows nothing). A component the page lacks falls
+  // back to its nearest kin: no second button, a link; no primary button, bold text.
+  function frameStyle(anchor, style, inline) {
+    const look = model(anchor, inline);
+    const bare = { bg: "transparent", border: "0px none transparent", radius: "0px", pad: "0px", height: "auto" };
+    const list = [
+      `--surface:${clean(look.surface)}`,
+      `--font:${clean(look.text.font)}`,
+      `--accent:${clean(style.accent || look.link.color)}`,
+      `--width:${style.max_width ? `${style.max_width}px` : "none"}`,
+      `--picture:${look.picture ? `url("${clean(look.picture).replace(/"/g, "%22")}")` : "none"}`,
+      `--picture-shown:${look.picture ? "block" : "none"}`,
+      ...["text", "muted", "strong", "title", "link"].flatMap((name) => vars(name, look[name])),
+      ...vars("onfill", look.onfill || { ...look.title, bg: look.surface }),
+      ...vars("primary", look.primary || { ...look.strong, ...bare }),
+      ...vars("secondary", look.secondary || { ...look.link, ...bare }),
+      ...vars("card", look.card || { ...bare, bg: look.surface }),
+    ];
+    return `[data-part=frame]{${list.join(";")}}\n${RULES}`;
+  }
+
+  helper.look = { frameStyle, model };
 })();

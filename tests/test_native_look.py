@@ -1,0 +1,80 @@
+"""The host page's style model (extension/content/look.js) on one fixture page per fault of the realism
+review (docs/realpages.md): each generic pattern, drawn by the real extension in Chromium, copies the
+page's own components and borrows no colour the page keeps for something else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from susbench.preview.anchors import generic_injections
+from susbench.preview.realism import ElementMatch, RealismRow, measure_realism
+
+PAGES = Path(__file__).parent / "data" / "native"
+
+pytestmark = pytest.mark.e2e
+
+
+def drawn(page: str, injection: str) -> RealismRow:
+    (row,) = measure_realism([str(PAGES / page)], generic_injections(injection))
+    assert row.error is None, row.error
+    return row
+
+
+def of_role(row: RealismRow, role: str) -> list[ElementMatch]:
+    return [element for element in row.elements if element.role == role]
+
+
+@pytest.mark.parametrize("injection", ["generic-price-deal-alerts", "generic-price-protection-plan"])
+def test_a_pattern_anchored_on_a_red_price_takes_the_body_text_not_the_price_red(injection: str) -> None:
+    row = drawn("price-red.html", injection)
+    assert row.native, row.distances
+    assert not [element for element in row.elements if "14.99" in (element.native or "")], row.elements
+
+
+def test_a_card_in_a_coloured_buy_box_takes_the_page_s_card_not_the_box_colour() -> None:
+    row = drawn("yellow-buybox.html", "generic-buybox-discount-shame")
+    assert row.native, row.distances
+    (panel,) = of_role(row, "panel")
+    assert (panel.native or "").startswith("div 'Delivery"), panel
+
+
+def test_the_emphasised_choice_copies_the_add_to_cart_control_not_a_grey_button() -> None:
+    row = drawn("grey-secondary.html", "generic-buybox-express-delivery")
+    assert row.native, row.distances
+    emphasised = of_role(row, "button")[0]
+    assert emphasised.native == "input 'Add to Cart'" and emphasised.matches, emphasised
+
+
+def test_forced_action_is_drawn_with_the_page_s_own_button_pair_and_nothing_else() -> None:
+    row = drawn("button-pair.html", "generic-buybox-account-required")
+    assert row.native, row.distances
+    assert [element.role for element in row.elements] == ["panel", "text", "text", "button", "button"]
+    assert [element.native for element in of_role(row, "button")] == [
+        "button 'Add to basket'",
+        "button 'Save for later'",
+    ]
+
+
+def test_pop_up_art_is_in_the_page_s_colours_and_type() -> None:
+    row = drawn("grey-primary.html", "generic-app-discount-popup")
+    assert row.native, row.distances
+    (kicker,) = [element for element in row.elements if element.text == "-15%"]
+    assert kicker.native == "p 'Free delivery on orders over €50'", kicker
+
+
+def test_social_proof_is_a_line_of_text_with_quiet_choices_not_a_form() -> None:
+    row = drawn("social-proof.html", "generic-title-basket-count")
+    assert row.native, row.distances
+    assert {element.role for element in row.elements} == {"text"}  # no panel, no button
+    assert row.elements[0].text.startswith("27 people")
+
+
+def test_a_disguised_ad_is_one_of_the_page_s_product_tiles() -> None:
+    row = drawn("product-grid.html", "generic-grid-sponsored-card")
+    assert row.native, row.distances
+    (panel,) = of_role(row, "panel")
+    assert (panel.native or "").startswith("li "), panel
+    (label,) = [element for element in row.elements if element.text == "Sponsored"]
+    assert label.native in {"p '3 products'", "p 'Northfield Home'"}, label
