@@ -295,7 +295,8 @@
   const RULES = [
     ...["text", "muted", "strong", "title", "link"].map((name) => `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)}}`),
     `[data-look~=onfill]{${TYPE_RULE.replaceAll("N", "onfill")};background:var(--onfill-bg)}`,
-    "a[data-look]{cursor:pointer}",
+    // A link choice is one box (never broken over two lines), so its centre is on it, as a click aims.
+    "a[data-look]{cursor:pointer;white-space:nowrap}",
     ...["primary", "secondary"].map(
       (name) =>
         `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)};${BOX_RULE.replaceAll("N", name)};` +
