@@ -5,8 +5,9 @@
 (default FILE: benchmarks/results/chromium-launch-DATE.md)
 
 Each launch is what an episode starts: Chromium's default context in a fresh profile with the project's
-extension (`BrowserProfile.args`), then one page loaded. Its CPU is read from /proc for every process of
-that browser (found by its profile folder) just before it closes, by process type. The two variants
+extension (`BrowserProfile.args`), then one page loaded and held for 2.5 s (an episode's shortest). Its
+CPU is read from /proc for every process of that browser (found by its profile folder) just before it
+closes, by process type. The two variants
 alternate launch by launch, so the machine's load is the same for both; the ratio is what to compare.
 "without" is today's profile; "with" puts back the two features `DISABLED_FEATURES` turns off.
 """
@@ -28,6 +29,7 @@ from susbench.browser.profiles import DISABLED_FEATURES, BrowserProfile
 from susbench.catalog.injections import build_extension
 
 OMNIBOX_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+HOLD_MS = 2500  # an episode lasts at least the extension's anchor wait; what starts in the background runs
 PAGE = "data:text/html,<title>bench</title><h1>A product</h1><button>Add to cart</button>"
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -63,6 +65,7 @@ def one_launch(profile: BrowserProfile, omnibox: bool) -> Counter[str]:
     ):
         page = context.pages[0] if context.pages else context.new_page()
         page.goto(PAGE)
+        page.wait_for_timeout(HOLD_MS)
         return browser_cpu(Path(folder))
 
 
@@ -91,8 +94,8 @@ def main() -> None:
         f"`python benchmarks/chromium_launch.py --launches {args.launches}` on {date.today()}, "
         f"{chromium_version(executable)}, {os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.1f} at the end.",
-        "Each launch: a fresh profile with the project's extension, one page loaded; CPU of every process of "
-        "that browser. The variants alternate launch by launch.",
+        "Each launch: a fresh profile with the project's extension, one page loaded and held 2.5 s; "
+        "CPU of every process of that browser. The variants alternate launch by launch.",
         "",
         "| variant | median CPU-s per launch | min | max | " + " | ".join(kinds) + " |",
         "|---|---|---|---|" + "---|" * len(kinds),

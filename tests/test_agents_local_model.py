@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from susbench.agents.actions import ActionRefused, parse_action
 from susbench.agents.local_model import KEY_VARIABLE, LocalModelSettings, local_run_fields, packaged_model
 from susbench.agents.openai_chat import read_json_action
+from susbench.agents.servers import Captured
 from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import load_tasks
 from susbench.controller import RunOptions, RunSummary, run_benchmark
@@ -34,12 +36,25 @@ SETTINGS = LocalModelSettings(max_steps=1, max_tokens=32)
 DECIDED = {"avoided", "not_avoided", "not_encountered", "tampered"}
 
 
+@dataclass(frozen=True)
+class LocalRun:
+    """The run's database and what the run itself sent the model and got back. The relay is the
+    session's (the authoring test may have used it first on the same worker), so only its slice counts."""
+
+    db: Path
+    summary: RunSummary
+    requests: list[Captured]
+    replies: list[bytes]
+
+
 @pytest.fixture(scope="module")
-def local_run(local_model: RelayedModel, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RunSummary]:
+def local_run(local_model: RelayedModel, tmp_path_factory: pytest.TempPathFactory) -> LocalRun:
     db = tmp_path_factory.mktemp("local-model") / "local.duckdb"
     fields = local_run_fields(local_model.server, tasks=TASKS, settings=SETTINGS)
+    before = len(local_model.relay.requests)
     summary = run_benchmark(RunOptions(**fields, db=db))
-    return db, summary
+    with local_model.relay.lock:
+        return LocalRun(db, summary, local_model.relay.requests[before:], local_model.relay.replies[before:])
 
 
 def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -47,8 +62,8 @@ def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
         return store.query(sql)[1]
 
 
-def test_each_episode_is_decided_or_a_counted_error(local_run: tuple[Path, RunSummary]) -> None:
-    db, _ = local_run
+def test_each_episode_is_decided_or_a_counted_error(local_run: LocalRun) -> None:
+    db = local_run.db
     episodes = rows(
         db,
         "SELECT o.outcome, e.error, coalesce(a.steps, 0) FROM episode_outcomes o "
@@ -62,11 +77,9 @@ def test_each_episode_is_decided_or_a_counted_error(local_run: tuple[Path, RunSu
             pytest.fail(f"an episode that used every turn ended without saying its budget was spent: {error}")
 
 
-def test_the_trace_holds_the_models_own_replies_and_counts_invalid_ones(
-    local_run: tuple[Path, RunSummary], local_model: RelayedModel
-) -> None:
-    db, _ = local_run
-    replies = {reply.decode() for reply in local_model.relay.replies}
+def test_the_trace_holds_the_models_own_replies_and_counts_invalid_ones(local_run: LocalRun) -> None:
+    db = local_run.db
+    replies = {reply.decode() for reply in local_run.replies}
     steps = rows(
         db,
         "SELECT episode_id, step, reply, reply_text, action_errors, actions FROM steps "
@@ -89,10 +102,10 @@ def test_the_trace_holds_the_models_own_replies_and_counts_invalid_ones(
 
 
 def test_nothing_sent_to_the_model_holds_the_answer_or_the_key(
-    local_run: tuple[Path, RunSummary], local_model: RelayedModel
+    local_run: LocalRun, local_model: RelayedModel
 ) -> None:
-    db, _ = local_run
-    requests = [r for r in local_model.relay.requests if r.path.endswith("/chat/completions")]
+    db = local_run.db
+    requests = [r for r in local_run.requests if r.path.endswith("/chat/completions")]
     assert len(requests) == rows(db, "SELECT count(*) FROM steps")[0][0]
     injections = {injection.id: injection for injection in load_injections()}
     assert find_leaks(requests, answer_secrets(injections, load_tasks())) == []
@@ -107,8 +120,8 @@ def test_nothing_sent_to_the_model_holds_the_answer_or_the_key(
         assert KEY_VARIABLE not in named
 
 
-def test_the_run_identity_names_the_model_file_and_the_runtime(local_run: tuple[Path, RunSummary]) -> None:
-    db, _ = local_run
+def test_the_run_identity_names_the_model_file_and_the_runtime(local_run: LocalRun) -> None:
+    db = local_run.db
     (config,) = rows(db, "SELECT config FROM runs")[0]
     served = json.loads(config)["operator_settings"]["config"]["served_by"]
     assert served["model_sha256"] == hashlib.sha256(packaged_model().read_bytes()).hexdigest()

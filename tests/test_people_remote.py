@@ -43,7 +43,6 @@ from tests.fixtures.people import (
     AWAY,
     CONSENT,
     PATCH_RADIUS,
-    STILL_S,
     Patch,
     StudyPoints,
     XInput,
@@ -51,6 +50,7 @@ from tests.fixtures.people import (
     done_on_screen,
     option_on_screen,
     seated_probe,
+    wait_until_still,
 )
 
 TASK = "taskflow-enterprise-cart"  # trick wording; the safe option, then Done: avoided, not completed
@@ -110,16 +110,8 @@ class Viewer:
             time.sleep(0.2)
 
     def wait_until_still(self, x: float, y: float, timeout: float) -> None:
-        """Until the square around the point has not changed for STILL_S on the participant's canvas:
-        the pattern has settled, as the extension wants before a click counts (500 ms)."""
-        deadline = time.monotonic() + timeout
-        last, since = self.looks(x, y), time.monotonic()
-        while time.monotonic() - since < STILL_S:
-            assert time.monotonic() < deadline, f"({x:.0f}, {y:.0f}) kept changing for {timeout:g} s"
-            time.sleep(0.1)
-            now = self.looks(x, y)
-            if difference(last, now) >= LOOKS_ALIKE:
-                last, since = now, time.monotonic()
+        """Until the square around the point has not changed for STILL_S on the participant's canvas."""
+        wait_until_still(lambda: self.looks(x, y), f"({x:.0f}, {y:.0f})", timeout, changed=LOOKS_ALIKE)
 
     def click(self, x: float, y: float) -> None:
         """A real click on the canvas where the remote screen's point is drawn (scaled to the window)."""

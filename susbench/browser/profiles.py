@@ -38,7 +38,7 @@ DISABLED_FEATURES = (
     "InterestFeedContentSuggestions",
     "PreconnectToSearch",
     # The omnibox's WebUI pop-ups are preloaded into a renderer of their own at every start, even
-    # headless: half of a launch's CPU (1.41 CPU-s per launch with them, 0.74 without).
+    # headless: more than half of a launch's CPU (benchmarks/results/chromium-launch-2026-12-04.md).
     "WebUIOmniboxPopup",
     "WebUIOmniboxAimPopup",
 )
