@@ -78,3 +78,24 @@ def test_a_disguised_ad_is_one_of_the_page_s_product_tiles() -> None:
     assert (panel.native or "").startswith("li "), panel
     (label,) = [element for element in row.elements if element.text == "Sponsored"]
     assert label.native in {"p '3 products'", "p 'Northfield Home'"}, label
+
+
+def test_a_page_whose_only_button_is_the_browser_s_own_gets_a_button_made_of_its_own_parts() -> None:
+    row = drawn("browser-button.html", "generic-buybox-discount-shame")
+    (button,) = of_role(row, "button")
+    assert button.reason is None, button
+    assert not row.reasons, row.reasons
+    # The page has no button of its own look to be a copy of; the score says so rather than matching
+    # the browser's button.
+    assert button.native is None and not row.native, button
+
+
+def test_a_disguised_ad_on_a_page_whose_pictures_do_not_load_is_never_called_native() -> None:
+    row = drawn("grid-without-pictures.html", "generic-grid-sponsored-card")
+    assert not row.native
+    assert row.reasons == ("an ad card without a loaded picture",), row.reasons
+
+
+def test_a_disguised_ad_shows_a_loaded_picture_of_the_page() -> None:
+    row = drawn("product-grid.html", "generic-grid-sponsored-card")
+    assert row.native and row.reasons == (), row.reasons

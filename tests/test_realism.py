@@ -73,6 +73,41 @@ def test_a_pair_is_native_only_when_every_drawn_element_is_within_every_threshol
     assert not unmatched.native and unmatched.elements[0].native is None
 
 
+def test_a_drawn_control_in_the_browser_s_own_look_is_never_native(catalog: dict[str, Injection]) -> None:
+    injection = catalog["generic-buybox-discount-shame"]
+    grey = {
+        "font_family": "Arial",
+        "font_size": 13.3333,
+        "font_weight": 400,
+        "color": "rgb(0, 0, 0)",
+        "background": "rgb(239, 239, 239)",
+        "padding": [1.0, 6.0, 1.0, 6.0],
+        "radius": 0.0,
+        "line_height": 16.0,
+    }
+    why = ["the browser's button fill rgb(239, 239, 239) and 2px outset border"]
+    natives = [element(**grey, browser_default=why), element()]
+    twin = judge("shop", injection, [element(**grey, text="Yes", browser_default=why)], natives)
+    assert not twin.native
+    assert twin.elements[0].native == "button 'Add to basket'"  # the browser's button is no counterpart
+    assert twin.reasons == (f"'Yes': a browser-default control: {why[0]}",)
+    styled = judge("shop", injection, [element(text="Yes", browser_default=[])], natives)
+    assert styled.native and styled.reasons == ()
+
+
+def test_an_ad_card_is_native_only_with_a_loaded_picture(catalog: dict[str, Injection]) -> None:
+    ad = catalog["generic-grid-sponsored-card"]
+    natives = [element(role="text", tag="p", background="rgb(255, 255, 255)", color="rgb(34, 34, 34)")]
+    text = element(role="text", tag="span", background="rgb(255, 255, 255)", color="rgb(34, 34, 34)")
+    picture = {"role": "picture", "tag": "img", "text": "Bundle", "loaded": True, "natural": [480, 360]}
+    assert judge("shop", ad, [picture, text], natives).native
+    broken = judge("shop", ad, [picture | {"loaded": False}, text], natives)
+    assert not broken.native
+    assert broken.reasons == ("picture 'Bundle' not loaded", "an ad card without a loaded picture")
+    bare = judge("shop", ad, [text], natives)
+    assert not bare.native and bare.reasons == ("an ad card without a loaded picture",)
+
+
 @pytest.mark.e2e
 def test_realism_command_scores_each_drawn_element_of_a_pattern_on_a_styled_page() -> None:
     args = ("injections", "realism", str(SHOP), "--injections", "generic-buybox-discount-shame", "--json")

@@ -43,8 +43,15 @@
     const root = host.attachShadow({ mode: "closed" });
     root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
     const inline = !/data-look="[^"]*\bcard\b/.test(template.html);
-    root.innerHTML = `<style>${look.frameStyle(anchor, injection.style, inline)}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
+    const drawn = look.paint(anchor, injection.style, inline);
+    root.innerHTML = `<style>${drawn.css}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
+    // The page's own picture (already loaded by the page), or no picture part at all: never an empty box.
+    root.querySelectorAll("img[data-look~=picture]").forEach((img) => {
+      if (drawn.picture) img.src = drawn.picture;
+      else img.remove();
+    });
+    frame.dataset.picture = drawn.picture ? "shown" : "none";
     frame.dataset.emphasis = injection.style.emphasis;
     const sight = { entry: null, box: null, why: "not shown", movedAt: 0, visibleSince: null, hiddenSince: null, obstructed: false };
     return { host, root, frame, exposed: false, sight: { ...sight, stop: () => undefined } };

@@ -21,6 +21,11 @@
   // Grey, black or white: the colours body and muted text come in (a hue is a role: link, price, sale).
   const neutral = (c) => c !== null && Math.max(c.r, c.g, c.b) - Math.min(c.r, c.g, c.b) < 40;
   const light = (c) => c === null || c.a < 0.5 || luminance(c) > 215;
+  // A control still in the browser's own look (a saved copy whose stylesheet was lost, a bare form
+  // button): the user-agent sheet's outset border, or its grey fill in its 13.33px control font. It
+  // is no look of the page's, so it is never copied.
+  const browserDefault = (style) =>
+    /^(outset|inset)$/.test(style.borderTopStyle) || (style.fontSize === "13.3333px" && style.backgroundColor === "rgb(239, 239, 239)");
 
   // What the page uses a colour for, by the words of its classes and attributes.
   const PRICE = /price|preis|prix|precio|preco|prezzo|cena|cen[ae]|fiyat|amount|cost/i;
@@ -126,13 +131,13 @@
     };
     if (found.buy) {
       const own = filledControl(found.buy) || found.buy.querySelector("button, input[type=submit]");
-      if (own && !own.matches(":disabled, [aria-disabled=true]")) return own;
+      if (own && !own.matches(":disabled, [aria-disabled=true]") && !browserDefault(getComputedStyle(own))) return own;
     }
     let best = null;
     let bestScore = -1;
     for (const item of items) {
       const fill = parseColor(item.style.backgroundColor);
-      if (!item.control || item.role || !opaque(fill) || light(fill)) continue;
+      if (!item.control || item.role || !opaque(fill) || light(fill) || browserDefault(item.style)) continue;
       const said = `${words(item.el)} ${item.el.textContent}`;
       const score = (/cart|basket|bag|buy|korb|panier|carrito|carrinho|grozs|grozā|comprar|kaufen/i.test(said) ? 8 : 0) +
         (/primary/i.test(said) ? 4 : 0) + (/btn|button/i.test(said) ? 2 : 0) + (item.box.width * item.box.height > 2000 ? 1 : 0);
@@ -155,7 +160,9 @@
   // disabled. It is drawn as a link with that box, so a bare text button is no candidate.
   function secondaryButton({ items }, primary) {
     const boxed = ({ style }) => (opaque(parseColor(style.backgroundColor)) || hasBorder(style)) && parseFloat(style.paddingLeft) >= 4;
-    const usable = items.filter((item) => item.text && item.el !== primary && !item.role && buttonLike(item) && boxed(item));
+    const usable = items.filter(
+      (item) => item.text && item.el !== primary && !item.role && buttonLike(item) && boxed(item) && !browserDefault(item.style),
+    );
     const outlined = usable.filter((item) => {
       const bg = parseColor(item.style.backgroundColor);
       return hasBorder(item.style) && (!opaque(bg) || light(bg));
@@ -195,7 +202,8 @@
 
   // A real picture from the page for an advert: another product's (a listing card's), else the product's own.
   function picture({ found }) {
-    const usable = (img) => img && img.currentSrc && img.naturalWidth >= 80 && img.getBoundingClientRect().width >= 60;
+    const usable = (img) =>
+      img && img.currentSrc && img.complete && img.naturalWidth >= 80 && img.naturalHeight >= 60 && img.getBoundingClientRect().width >= 60;
     const inGrid = found.grid ? [...found.grid.querySelectorAll("img")].find(usable) : null;
     const own = found.image && found.image.tagName === "IMG" ? found.image : found.image?.querySelector("img");
     const decor = (img) => /logo|icon|sprite/i.test(`${img.currentSrc} ${img.className}`);
@@ -239,6 +247,48 @@
     };
   }
 
+  // The box the page gives its own form controls (fields, selects, buttons): the most common radius,
+  // padding and height among those it styled itself.
+  function controlBox() {
+    const boxes = [...document.body.querySelectorAll("input, select, textarea, button")].slice(0, 400).flatMap((el) => {
+      if (state.ours(el) || /^(hidden|checkbox|radio|range|color|file|image)$/.test(el.type)) return [];
+      const style = getComputedStyle(el);
+      const box = el.getBoundingClientRect();
+      const boxed = hasBorder(style) || opaque(parseColor(style.backgroundColor));
+      return box.width > 0 && box.height >= 20 && boxed && !browserDefault(style) ? [style] : [];
+    });
+    const key = (style) => [style.borderTopLeftRadius, style.paddingTop, style.paddingLeft, style.height].join("|");
+    const counts = new Map();
+    for (const style of boxes) counts.set(key(style), (counts.get(key(style)) || 0) + 1);
+    let best = null;
+    for (const style of boxes) if (!best || counts.get(key(style)) > counts.get(key(best))) best = style;
+    return best;
+  }
+
+  // No usable button of the page's own (none, a disabled or a browser-default one): a finished button
+  // made of the page's parts, never the browser's: its type (font stack and size, in bold), a fill in
+  // its accent (a coloured link, else a coloured strip's fill, else its body text colour) with white or
+  // body-coloured letters, and the radius, padding and height of its own form controls or cards.
+  function madeButton(type, onFill, frame, forbidden) {
+    const link = parseColor(type.link.color);
+    const fill = link && !neutral(link) && !forbidden.fill.has(type.link.color) ? type.link.color : onFill ? onFill.seen : type.text.color;
+    const ink = luminance(parseColor(fill) || { r: 0, g: 0, b: 0 }) > 160 ? type.text.color : "rgb(255, 255, 255)";
+    const box = controlBox() || (frame ? getComputedStyle(frame) : null);
+    const pad = box ? `${box.paddingTop} ${box.paddingRight} ${box.paddingBottom} ${box.paddingLeft}` : "8px 16px";
+    return {
+      ...type.text,
+      weight: Number(type.strong.weight) >= 600 ? type.strong.weight : "700",
+      color: ink,
+      decoration: "none",
+      bg: fill,
+      seen: fill,
+      border: `1px solid ${fill}`,
+      radius: box ? box.borderTopLeftRadius : "4px",
+      pad: parseFloat(box?.paddingLeft) >= 8 ? pad : "8px 16px",
+      height: box && parseFloat(box.height) >= 28 ? `${Math.round(parseFloat(box.height))}px` : "auto",
+    };
+  }
+
   // `inline`: the pattern has no card of its own and sits on the anchor's background.
   function model(anchor, inline) {
     const page = survey();
@@ -269,11 +319,25 @@
     const primary = primaryButton(page);
     const secondary = secondaryButton(page, primary);
     const control = (el) => (el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el)) } : null);
+    const button = control(primary) || madeButton(type, onFill, frame, forbidden);
+    // An offer's badge ("-15%") is drawn as the page draws its own: its sale badge (the one role a
+    // discount may borrow), else its text on one of its coloured fills, else its button's colours.
+    const sale = pick(
+      items.filter((item) => item.role === "sale" && item.text && item.text.length <= 16 && item.seen !== ground && item.seen !== surface),
+    );
+    const chip = { border: "0px none transparent", radius: button.radius, pad: "4px 12px", height: "auto" };
+    const owned = sale && opaque(parseColor(sale.style.backgroundColor));
+    const badge = sale
+      ? { ...typeOf(sale.style), ...(owned ? boxOf(sale.style, sale.seen) : { bg: sale.seen, seen: sale.seen, ...chip }) }
+      : onFill
+        ? { ...typeOf(onFill.style), bg: onFill.seen, seen: onFill.seen, ...chip }
+        : { ...button, ...chip };
     return {
       surface,
       ...type,
-      onfill: onFill ? { ...typeOf(onFill.style), bg: onFill.seen } : null,
-      primary: control(primary),
+      onfill: onFill ? { ...typeOf(onFill.style), bg: onFill.seen } : { ...button },
+      badge,
+      primary: button,
       secondary: control(secondary),
       card: frame ? { ...boxOf(getComputedStyle(frame), surface), bg: surface } : null,
       picture: picture(page),
@@ -297,19 +361,21 @@
     `[data-look~=onfill]{${TYPE_RULE.replaceAll("N", "onfill")};background:var(--onfill-bg)}`,
     // A link choice is one box (never broken over two lines), so its centre is on it, as a click aims.
     "a[data-look]{cursor:pointer;white-space:nowrap}",
+    `[data-look~=badge]{${TYPE_RULE.replaceAll("N", "badge")};${BOX_RULE.replaceAll("N", "badge")};display:inline-block}`,
     ...["primary", "secondary"].map(
       (name) =>
         `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)};${BOX_RULE.replaceAll("N", name)};` +
         `display:inline-block;min-height:var(--${name}-height);cursor:pointer;text-align:center}`,
     ),
     `[data-look~=card]{${BOX_RULE.replaceAll("N", "card")}}`,
-    "[data-look~=picture]{background:var(--picture) center/contain no-repeat;display:var(--picture-shown)}",
+    "img[data-look~=picture]{display:block;width:100%;object-fit:contain}",
   ].join("\n");
 
   // The page's look as custom properties and rules inside the pattern's closed shadow root (the host
-  // carries none of them, so `getComputedStyle(host)` shows nothing). A component the page lacks falls
-  // back to its nearest kin: no second button, a link; no primary button, bold text.
-  function frameStyle(anchor, style, inline) {
+  // carries none of them, so `getComputedStyle(host)` shows nothing), and the address of the page's
+  // picture the pattern's <img> shows. A component the page lacks falls back to its nearest kin: no
+  // second button, a link; no usable primary button, one made of the page's parts (madeButton).
+  function paint(anchor, style, inline) {
     const look = model(anchor, inline);
     const bare = { bg: "transparent", border: "0px none transparent", radius: "0px", pad: "0px", height: "auto" };
     const list = [
@@ -317,16 +383,15 @@
       `--font:${clean(look.text.font)}`,
       `--accent:${clean(style.accent || look.link.color)}`,
       `--width:${style.max_width ? `${style.max_width}px` : "none"}`,
-      `--picture:${look.picture ? `url("${clean(look.picture).replace(/"/g, "%22")}")` : "none"}`,
-      `--picture-shown:${look.picture ? "block" : "none"}`,
       ...["text", "muted", "strong", "title", "link"].flatMap((name) => vars(name, look[name])),
-      ...vars("onfill", look.onfill || { ...look.title, bg: look.surface }),
-      ...vars("primary", look.primary || { ...look.strong, ...bare }),
+      ...vars("onfill", look.onfill),
+      ...vars("badge", look.badge),
+      ...vars("primary", look.primary),
       ...vars("secondary", look.secondary || { ...look.link, ...bare }),
       ...vars("card", look.card || { ...bare, bg: look.surface }),
     ];
-    return `[data-part=frame]{${list.join(";")}}\n${RULES}`;
+    return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}`, picture: look.picture };
   }
 
-  helper.look = { frameStyle, model };
+  helper.look = { paint, frameStyle: (anchor, style, inline) => paint(anchor, style, inline).css, model };
 })();

@@ -249,7 +249,12 @@ def anchor(
     injections: GenericInjectionsOption = "all",
     as_json: JsonOption = False,
     screenshots: Annotated[
-        Path | None, typer.Option("--screenshots", help="a PNG of every placed injection, in this folder")
+        Path | None,
+        typer.Option(
+            "--screenshots",
+            help="a PNG of every placed stand-in, in this folder (where it lands, in the catalog's English"
+            " and without the page's look; `injections realism --screenshots` shows what an episode draws)",
+        ),
     ] = None,
 ) -> None:
     chosen = generic_injections(injections)

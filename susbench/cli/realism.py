@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -26,9 +27,15 @@ def realism(
     ],
     injections: GenericInjectionsOption = "all",
     as_json: JsonOption = False,
+    screenshots: Annotated[
+        Path | None,
+        typer.Option(
+            "--screenshots", help="a PNG of every drawn pattern as an episode shows it, in this folder"
+        ),
+    ] = None,
 ) -> None:
     rows: list[RealismRow] = []
-    for row in measure_realism(pages, generic_injections(injections)):
+    for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots):
         rows.append(row)
         if as_json:
             typer.echo(row.model_dump_json())
@@ -38,7 +45,12 @@ def realism(
 
 def type_table(rows: list[RealismRow]) -> Table:
     table = Table(
-        "type", "pairs", "native", "worst attribute", title=f"native per pattern type (goal ≥ {GOAL:.0%})"
+        "type",
+        "pairs",
+        "native",
+        "worst attribute",
+        "named faults",
+        title=f"native per pattern type (goal ≥ {GOAL:.0%})",
     )
     by_type: dict[str, list[RealismRow]] = defaultdict(list)
     for row in rows:
@@ -53,5 +65,8 @@ def type_table(rows: list[RealismRow]) -> Table:
                         misses[name] += 1
         worst = max(misses, key=misses.__getitem__) if misses else "-"
         mark = "[green]met[/]" if native >= GOAL * len(group) else "[red]missed[/]"
-        table.add_row(pattern_type, str(len(group)), f"{100 * native / len(group):.0f}% {mark}", worst)
+        faulted = sum(bool(row.reasons) for row in group)
+        table.add_row(
+            pattern_type, str(len(group)), f"{100 * native / len(group):.0f}% {mark}", worst, str(faulted)
+        )
     return table

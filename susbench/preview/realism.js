@@ -1,10 +1,35 @@
 // The measuring side of `susbench injections realism`: the computed look of every element that
 // shows text or is a control or a surface, by role. Called on the page's document (native elements:
 // the light DOM only, so the pattern's closed shadow tree is never among them) and on the drawn
-// pattern's frame (every element of its shadow tree).
+// pattern's frame (every element of its shadow tree). A control still in the browser's own look (the
+// style an unstyled button has) is flagged, and so is every picture the pattern draws, loaded or not.
 /* exported realismMeasure */
 function realismMeasure(scope) {
   "use strict";
+  // The browser's own button, styled by nothing but the user-agent sheet: a button in a fresh shadow
+  // root, where no page rule reaches and none of the properties compared here is inherited.
+  const reference = (() => {
+    const host = document.createElement("div");
+    const root = host.attachShadow({ mode: "closed" });
+    root.innerHTML = "<button>x</button>";
+    document.documentElement.append(host);
+    const style = getComputedStyle(root.firstChild);
+    const found = {
+      fill: style.backgroundColor,
+      border: `${style.borderTopWidth} ${style.borderTopStyle}`,
+      font: `${style.fontSize} ${style.fontFamily}`,
+    };
+    host.remove();
+    return found;
+  })();
+  // Why a control looks like the browser's own rather than the page's: the browser's fill and border
+  // (a page that styled them and kept the control font has a look of its own), and its font too.
+  const browserDefault = (style) => {
+    if (style.backgroundColor !== reference.fill || `${style.borderTopWidth} ${style.borderTopStyle}` !== reference.border) return [];
+    const why = [`the browser's button fill ${reference.fill} and ${reference.border} border`];
+    if (`${style.fontSize} ${style.fontFamily}` === reference.font) why.push(`the browser's control font ${reference.font}`);
+    return why;
+  };
   const shown = (el, style) => {
     const box = el.getBoundingClientRect();
     return box.width > 0 && box.height > 0 && style.visibility !== "hidden" && style.display !== "none" && Number(style.opacity) > 0.05;
@@ -43,6 +68,10 @@ function realismMeasure(scope) {
   const nodes = scope.nodeType === 9 ? scope.body.querySelectorAll("*") : [scope, ...scope.querySelectorAll("*")];
   for (const el of nodes) {
     const style = getComputedStyle(el);
+    if (scope.nodeType !== 9 && el.tagName === "IMG" && style.display !== "none") {
+      found.push({ role: "picture", tag: "img", text: el.alt || "", loaded: el.complete && el.naturalWidth > 0, natural: [el.naturalWidth, el.naturalHeight] });
+      continue;
+    }
     const kind = role(el, style);
     if (!kind || !shown(el, style)) continue;
     const size = parseFloat(style.fontSize);
@@ -58,6 +87,7 @@ function realismMeasure(scope) {
       radius: parseFloat(style.borderTopLeftRadius) || 0,
       padding: [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
       line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
+      browser_default: kind === "button" ? browserDefault(style) : [],
     });
     if (found.length >= 4000) break;
   }

@@ -23,7 +23,7 @@ from playwright.sync_api import Page, Playwright
 from pydantic import Field
 
 from susbench.browser import LocalBackend, playwright_driver
-from susbench.browser.bridge import ExtensionBridge
+from susbench.browser.bridge import Box, ExtensionBridge
 from susbench.catalog.injections import build_extension
 from susbench.core.errors import InputError
 from susbench.core.models import Frozen, Injection, PatternType
@@ -35,6 +35,7 @@ from susbench.preview.anchors import (
     expand,
     load_truth,
     saved_page,
+    screenshot_name,
 )
 
 MEASURE_JS = Path(__file__).with_name("realism.js")
@@ -67,6 +68,8 @@ THRESHOLDS = {
 }
 SETTLE_S = 8.0
 LOAD_MS = 90_000
+# How much of the page around the drawn pattern a screenshot keeps, so it is judged beside its neighbours.
+SHOT_MARGIN_PX = 120
 
 
 class ElementMatch(Frozen):
@@ -77,6 +80,7 @@ class ElementMatch(Frozen):
     native: str | None = Field(description="the native element it was compared with (tag and text)")
     distances: dict[str, float] = Field(default_factory=dict)
     matches: bool
+    reason: str | None = Field(default=None, description="why it is not native whatever its distances")
 
 
 class RealismRow(Frozen):
@@ -91,7 +95,11 @@ class RealismRow(Frozen):
     distances: dict[str, float] = Field(
         default_factory=dict, description="per attribute, the worst distance over the drawn elements"
     )
+    reasons: tuple[str, ...] = Field(
+        default=(), description="faults no distance shows: a browser control, a missing picture"
+    )
     error: str | None = None
+    screenshot: str | None = None
 
 
 def _rgba(color: str) -> tuple[float, float, float, float] | None:
@@ -211,8 +219,14 @@ def _misses(found: dict[str, float]) -> int:
 
 
 def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> ElementMatch:
-    """The native element of the same role that fails fewest thresholds (then: smallest distances)."""
-    same = [item for item in natives if item["role"] == drawn["role"]]
+    """The native element of the same role that fails fewest thresholds (then: smallest distances).
+
+    A native control in the browser's own look (a saved copy's button whose stylesheet was lost) is
+    no look of the page's, so it is no counterpart; a drawn one in that look is never native.
+    """
+    same = [item for item in natives if item["role"] == drawn["role"] and not item.get("browser_default")]
+    default = drawn.get("browser_default") or []
+    reason = f"a browser-default control: {'; '.join(default)}" if default else None
     best: tuple[tuple[int, float], dict[str, Any], dict[str, float]] | None = None
     for item in same:
         found = distances(drawn, item)
@@ -220,32 +234,46 @@ def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> Element
         if best is None or score < best[0]:
             best = (score, item, found)
     if best is None:
-        return ElementMatch(role=drawn["role"], text=drawn["text"], native=None, matches=False)
+        return ElementMatch(role=drawn["role"], text=drawn["text"], native=None, matches=False, reason=reason)
     _, item, found = best
     return ElementMatch(
         role=drawn["role"],
         text=drawn["text"],
         native=f"{item['tag']} {item['text']!r}",
         distances=found,
-        matches=_misses(found) == 0,
+        matches=_misses(found) == 0 and reason is None,
+        reason=reason,
     )
+
+
+def picture_faults(pattern_type: PatternType, drawn: Sequence[dict[str, Any]]) -> list[str]:
+    """A drawn picture must show a real image; a disguised ad, a card of the page's, must have one."""
+    pictures = [item for item in drawn if item["role"] == "picture"]
+    faults = [f"picture {item['text']!r} not loaded" for item in pictures if not item["loaded"]]
+    if pattern_type == "disguised_ad" and not any(item["loaded"] for item in pictures):
+        faults.append("an ad card without a loaded picture")
+    return faults
 
 
 def judge(
     page: str, injection: Injection, drawn: Sequence[dict[str, Any]], natives: Sequence[dict[str, Any]]
 ) -> RealismRow:
-    elements = tuple(nearest(item, natives) for item in drawn)
+    styled = [item for item in drawn if item["role"] != "picture"]
+    elements = tuple(nearest(item, natives) for item in styled)
     worst: dict[str, float] = {}
     for element in elements:
         for name, value in element.distances.items():
             worst[name] = max(worst.get(name, 0.0), value)
+    reasons = [f"{element.text!r}: {element.reason}" for element in elements if element.reason]
+    reasons += picture_faults(injection.type, drawn)
     return RealismRow(
         page=page,
         injection=injection.id,
         type=injection.type,
-        native=bool(elements) and all(element.matches for element in elements),
+        native=bool(elements) and all(element.matches for element in elements) and not reasons,
         elements=elements,
         distances=worst,
+        reasons=tuple(reasons),
         error=None if elements else "nothing drawn was measured",
     )
 
@@ -295,9 +323,18 @@ def native_elements(page: Page) -> list[dict[str, Any]]:
 
 
 def measure_realism(
-    targets: Sequence[str], injections: Sequence[Injection], playwright: Playwright | None = None
+    targets: Sequence[str],
+    injections: Sequence[Injection],
+    playwright: Playwright | None = None,
+    screenshots: Path | None = None,
 ) -> Iterator[RealismRow]:
-    """Every page of `targets` (saved HTML files or folders, WARC/WACZ) against every injection."""
+    """Every page of `targets` (saved HTML files or folders, WARC/WACZ) against every injection.
+
+    With `screenshots`, a PNG of each drawn pattern and its surroundings goes there: what an episode
+    shows (the extension's own drawing, in the page's language), for judging by eye.
+    """
+    if screenshots is not None:
+        screenshots.mkdir(parents=True, exist_ok=True)
     saved, archives, urls = expand(targets)
     if urls:
         raise InputError(f"{urls[0]}: realism is measured offline, on saved pages and web archives only")
@@ -314,11 +351,28 @@ def measure_realism(
                     bridge = ExtensionBridge(session.context)
                     for ref in source.pages:
                         for injection in injections:
-                            yield _pair(session.context.new_page(), bridge, source, ref, injection)
+                            page = session.context.new_page()
+                            yield _pair(page, bridge, source, ref, injection, screenshots)
+
+
+def _shoot(page: Page, box: Box, target: Path) -> str:
+    """The drawn pattern with a margin of the page around it, inside the viewport."""
+    view = page.viewport_size or {"width": 1280, "height": 800}
+    left, top = max(0.0, box.x - SHOT_MARGIN_PX), max(0.0, box.y - SHOT_MARGIN_PX)
+    right = min(float(view["width"]), box.x + box.width + SHOT_MARGIN_PX)
+    bottom = min(float(view["height"]), box.y + box.height + SHOT_MARGIN_PX)
+    clip = {"x": left, "y": top, "width": max(1.0, right - left), "height": max(1.0, bottom - top)}
+    page.screenshot(path=str(target), clip=clip)
+    return str(target)
 
 
 def _pair(
-    page: Page, bridge: ExtensionBridge, source: PageSource, ref: PageRef, injection: Injection
+    page: Page,
+    bridge: ExtensionBridge,
+    source: PageSource,
+    ref: PageRef,
+    injection: Injection,
+    screenshots: Path | None = None,
 ) -> RealismRow:
     try:
         source.prepare(page, ref)
@@ -332,10 +386,15 @@ def _pair(
                     native=False,
                     error=episode.report().reason,
                 )
-            bridge.panel(page, scroll=True)
+            box = bridge.panel(page, scroll=True)
             row = judge(ref.label, injection, drawn_elements(page), native_elements(page))
+            shot = (
+                _shoot(page, box, screenshots / screenshot_name(ref, injection))
+                if screenshots and box
+                else None
+            )
             report = episode.report()
         spoken = [event.detail.get("language") for event in report.events if event.kind == "injected"]
-        return row.model_copy(update={"language": spoken[0] if spoken else None})
+        return row.model_copy(update={"language": spoken[0] if spoken else None, "screenshot": shot})
     finally:
         page.close()
