@@ -67,6 +67,22 @@ function semanticAnchors(doc, vocabulary, options) {
 
   const visible = (el) => !isOurs(el) && shows(el);
 
+  // Whole: no ancestor that clips what overflows it (a carousel's track, a fixed-height row) cuts
+  // any of it away (a scrolling box does not: what it holds is scrolled to). A page's own element may show in part; a drawn pattern is either all there or
+  // not placed there, since a strip of a card is no pattern a person could read.
+  function whole(el) {
+    const box = el.getBoundingClientRect();
+    for (let a = up(el); a && a !== doc.body && a !== doc.documentElement; a = up(a)) {
+      const s = style(a);
+      const clipsX = s.overflowX === "hidden" || s.overflowX === "clip";
+      const clipsY = s.overflowY === "hidden" || s.overflowY === "clip";
+      if (!clipsX && !clipsY) continue;
+      const seen = overlap(box, a.getBoundingClientRect());
+      if (!seen || (clipsX && seen.width < box.width - 2) || (clipsY && seen.height < box.height - 2)) return false;
+    }
+    return true;
+  }
+
   // Site chrome (navigation, banner, footer, dialogs) never holds the product's own elements.
   function inChrome(el) {
     const chrome = "nav, [role=navigation], [role=banner], [role=contentinfo], dialog, [role=dialog], [aria-modal=true]";
@@ -577,7 +593,7 @@ function semanticAnchors(doc, vocabulary, options) {
       const verdict = {
         slot,
         placed,
-        shown: shows(placed.element) && onTop(placed.element),
+        shown: shows(placed.element) && whole(placed.element) && onTop(placed.element),
         covered: covering(placed.element),
         displaced: before.filter((control) => !visible(control)),
       };

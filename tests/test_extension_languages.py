@@ -42,8 +42,13 @@ TASK_LANGUAGES = {
     "books-toscrape-attic-basket": "en",
     "currys-selfie-stick-basket": "en",
     "eduscho-laundry-shelf-basket": "de",
+    "elkor-monnalisa-bag-basket": "lv",
     "elkor-socks-basket": "lv",
+    "mobly-bed-go-to-cart": "pt-BR",
+    "mobly-stools-go-to-cart": "pt-BR",
     "nay-usb-cable-basket": "sk",
+    "olx-alto-chat": "en",
+    "olx-infinix-chat": "en",
     "otto-whisky-glasses-basket": "de",
     "spartoo-sneakers-basket": "pt",
 }

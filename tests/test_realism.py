@@ -95,17 +95,39 @@ def test_a_drawn_control_in_the_browser_s_own_look_is_never_native(catalog: dict
     assert styled.native and styled.reasons == ()
 
 
-def test_an_ad_card_is_native_only_with_a_loaded_picture(catalog: dict[str, Injection]) -> None:
+def test_an_ad_card_shows_a_picture_wherever_the_page_shows_its_own(catalog: dict[str, Injection]) -> None:
     ad = catalog["generic-grid-sponsored-card"]
-    natives = [element(role="text", tag="p", background="rgb(255, 255, 255)", color="rgb(34, 34, 34)")]
     text = element(role="text", tag="span", background="rgb(255, 255, 255)", color="rgb(34, 34, 34)")
-    picture = {"role": "picture", "tag": "img", "text": "Bundle", "loaded": True, "natural": [480, 360]}
-    assert judge("shop", ad, [picture, text], natives).native
-    broken = judge("shop", ad, [picture | {"loaded": False}, text], natives)
+    prose = element(role="text", tag="p", background="rgb(255, 255, 255)", color="rgb(34, 34, 34)")
+    picture = {
+        "role": "picture",
+        "tag": "img",
+        "text": "Bundle",
+        "loaded": True,
+        "natural": [480, 360],
+        "width": 200,
+        "decor": False,
+    }
+    showing = [prose, picture | {"text": "Kettle"}]
+    assert judge("shop", ad, [picture, text], showing).native
+    broken = judge("shop", ad, [picture | {"loaded": False}, text], showing)
     assert not broken.native
-    assert broken.reasons == ("picture 'Bundle' not loaded", "an ad card without a loaded picture")
-    bare = judge("shop", ad, [text], natives)
-    assert not bare.native and bare.reasons == ("an ad card without a loaded picture",)
+    assert broken.reasons == (
+        "picture 'Bundle' not loaded",
+        "an ad card without a picture on a page that shows its own",
+    )
+    bare = judge("shop", ad, [text], showing)
+    assert not bare.native and bare.reasons == ("an ad card without a picture on a page that shows its own",)
+    # A saved copy whose pictures are all gone (or show only as icons) shows its cards as text; so may the ad.
+    unloaded = [
+        prose,
+        picture | {"text": "Kettle", "loaded": False},
+        picture | {"natural": [24, 24], "width": 24},
+        picture | {"text": "Logo", "natural": [650, 126]},  # a logo: wider than a product's picture
+        picture | {"text": "Shop", "decor": True},  # in the header, or named a logo or an icon
+    ]
+    assert judge("shop", ad, [text], unloaded).native
+    assert not judge("shop", ad, [picture | {"loaded": False}, text], unloaded).native
 
 
 @pytest.mark.e2e

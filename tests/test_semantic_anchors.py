@@ -265,6 +265,60 @@ def test_rules_go_in_order_and_skip_hidden_chrome_and_injected_nodes(browser_dir
         page.close()
 
 
+CAROUSEL_PAGE = """
+<main>
+  <h1>Cable</h1>
+  <section style="overflow: hidden; height: 220px">
+    <div id="row" style="display: flex; flex-wrap: wrap; gap: 8px; width: 420px">
+      <div class="tile" style="width: 200px; height: 200px; border: 1px solid #ccc">Plug</div>
+      <div class="tile" style="width: 200px; height: 200px; border: 1px solid #ccc">Lead</div>
+    </div>
+  </section>
+  <p>Delivery in two days.</p>
+</main>
+"""
+
+
+def test_a_pattern_is_placed_whole_never_cut_by_a_box_that_clips(browser_direct: BrowserContext) -> None:
+    """A carousel's fixed-height track with overflow hidden leaves a strip of a card after its last
+    tile: the first slot (the card beside the tiles) is refused, the one past the track is taken."""
+    page = browser_direct.new_page()
+    source = SEMANTIC_JS.read_text(encoding="utf-8")
+    try:
+        page.set_content(CAROUSEL_PAGE)
+        placed = page.evaluate(
+            f"""(vocabulary) => {{
+                {source}
+                const isOurs = (el) => el.id === "drawn";
+                const anchors = semanticAnchors(document, vocabulary, {{ isOurs }});
+                const tile = document.querySelectorAll(".tile")[1];
+                const slots = anchors.slots(tile, "after", {{ cell: true }});
+                const verdict = anchors.place(slots, (slot) => {{
+                    const el = document.createElement("div");
+                    el.id = "drawn";
+                    el.style.cssText = "width: 200px; height: 150px";
+                    slot.target.after(el);
+                    return {{ element: el, remove: () => el.remove() }};
+                }});
+                const drawn = document.getElementById("drawn").getBoundingClientRect();
+                const track = document.querySelector("section").getBoundingClientRect();
+                return {{
+                    tried: slots.map(({{ target }}) => target.id || target.className || target.tagName),
+                    after: verdict.slot.target.id || verdict.slot.target.tagName,
+                    cost: verdict.cost,
+                    inside: drawn.top >= track.top && drawn.bottom <= track.bottom,
+                    below: drawn.top >= track.bottom,
+                }};
+            }}""",
+            VOCABULARY,
+        )
+    finally:
+        page.close()
+    assert placed["tried"][0] == "tile", placed  # the slot among the tiles was the first tried
+    assert placed["cost"] == 0 and placed["after"] != "tile", placed
+    assert placed["below"] and not placed["inside"], placed
+
+
 # ---- the measurement ----
 
 

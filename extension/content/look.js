@@ -202,11 +202,15 @@
 
   // A real picture from the page for an advert: another product's (a listing card's), else the product's own.
   function picture({ found }) {
+    // A product's picture: loaded, of some size, and no wider than 2.5 times its height (a logo or a
+    // banner strip is wider: mobly.com.br's 650 x 126 logo was taken for an advert's product).
     const usable = (img) =>
-      img && img.currentSrc && img.complete && img.naturalWidth >= 80 && img.naturalHeight >= 60 && img.getBoundingClientRect().width >= 60;
+      img && img.currentSrc && img.complete && img.naturalWidth >= 80 && img.naturalHeight >= 60 &&
+      img.naturalWidth <= img.naturalHeight * 2.5 && img.getBoundingClientRect().width >= 60;
     const inGrid = found.grid ? [...found.grid.querySelectorAll("img")].find(usable) : null;
     const own = found.image && found.image.tagName === "IMG" ? found.image : found.image?.querySelector("img");
-    const decor = (img) => /logo|icon|sprite/i.test(`${img.currentSrc} ${img.className}`);
+    const decor = (img) => /logo|icon|sprite|banner/i.test(`${img.currentSrc.slice(0, 200)} ${img.className} ${img.id} ${img.alt}`) ||
+      Boolean(img.closest("[class*=logo i], [id*=logo i], header, nav, footer"));
     const any = [...document.images].filter((img) => !state.ours(img) && usable(img) && !decor(img));
     const chosen = inGrid || (usable(own) ? own : null) || any.find((img) => img !== own) || any[0];
     return chosen ? chosen.currentSrc : null;
@@ -227,7 +231,9 @@
     const base = size(text);
     const ground = luminance(parseColor(surface) || { r: 255, g: 255, b: 255 });
     const contrast = (item) => Math.abs(luminance(parseColor(item.style.color) || { r: 0, g: 0, b: 0 }) - ground);
-    const muted = pick(regular.filter((item) => size(item) <= base + 1 && contrast(item) < contrast(text) - 20));
+    // Muted text is still text to read: a grey lighter than that (books.toscrape.com's #ccc of a
+    // separator) is a decoration's colour, and a sentence drawn in it stood out as faded.
+    const muted = pick(regular.filter((item) => size(item) <= base + 1 && contrast(item) < contrast(text) - 20 && contrast(item) >= 80));
     const bold = (item) => weight(item) >= 600 || /^H[2-5]$/.test(item.el.tagName);
     const strong = pick(
       prose.filter((item) => weight(item) >= 600 && size(item) >= base - 1 && size(item) <= base * 1.4 && neutral(parseColor(item.style.color))),
@@ -250,12 +256,13 @@
   // The box the page gives its own form controls (fields, selects, buttons): the most common radius,
   // padding and height among those it styled itself.
   function controlBox() {
-    const boxes = [...document.body.querySelectorAll("input, select, textarea, button")].slice(0, 400).flatMap((el) => {
+    const boxes = [...document.body.querySelectorAll("input, select, button")].slice(0, 400).flatMap((el) => {
       if (state.ours(el) || /^(hidden|checkbox|radio|range|color|file|image)$/.test(el.type)) return [];
       const style = getComputedStyle(el);
       const box = el.getBoundingClientRect();
       const boxed = hasBorder(style) || opaque(parseColor(style.backgroundColor));
-      return box.width > 0 && box.height >= 20 && boxed && !browserDefault(style) ? [style] : [];
+      // One line of a control (a field, a button): a many-line box is no measure of a button's height.
+      return box.width > 0 && box.height >= 20 && box.height <= 64 && boxed && !browserDefault(style) ? [style] : [];
     });
     const key = (style) => [style.borderTopLeftRadius, style.paddingTop, style.paddingLeft, style.height].join("|");
     const counts = new Map();
@@ -393,5 +400,5 @@
     return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}`, picture: look.picture };
   }
 
-  helper.look = { paint, frameStyle: (anchor, style, inline) => paint(anchor, style, inline).css, model };
+  helper.look = { paint, model };
 })();

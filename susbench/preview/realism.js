@@ -54,7 +54,12 @@ function realismMeasure(scope) {
     const filled = opaque(style.backgroundColor) || parseFloat(style.borderTopWidth) > 0;
     if (tag === "button" || (tag === "input" && /^(submit|button)$/.test(el.type)) || el.getAttribute("role") === "button") return "button";
     if (tag === "a" && filled && parseFloat(style.paddingLeft) >= 4) return "button";
-    if (el.dataset && el.dataset.part === "panel") return "panel";
+    // The pattern's panel is a surface only when it is drawn as one: a panel with neither a border nor
+    // a fill unlike what is behind it shows no box, and its text is compared on its own.
+    if (el.dataset && el.dataset.part === "panel") {
+      const drawnBox = parseFloat(style.borderTopWidth) > 0 || (opaque(style.backgroundColor) && style.backgroundColor !== backdrop(parent(el) || el));
+      return drawnBox ? "panel" : null;
+    }
     // A native surface: a box of its own (a border, or a fill unlike what is behind it) of card size.
     if (scope.nodeType === 9 && /^(div|section|aside|article|fieldset|form|li)$/.test(tag)) {
       const box = el.getBoundingClientRect();
@@ -68,8 +73,13 @@ function realismMeasure(scope) {
   const nodes = scope.nodeType === 9 ? scope.body.querySelectorAll("*") : [scope, ...scope.querySelectorAll("*")];
   for (const el of nodes) {
     const style = getComputedStyle(el);
-    if (scope.nodeType !== 9 && el.tagName === "IMG" && style.display !== "none") {
-      found.push({ role: "picture", tag: "img", text: el.alt || "", loaded: el.complete && el.naturalWidth > 0, natural: [el.naturalWidth, el.naturalHeight] });
+    if (el.tagName === "IMG" && style.display !== "none") {
+      // The page's own pictures too: whether it shows any product-sized one tells what an ad may lack.
+      const box = el.getBoundingClientRect();
+      // Decoration (a logo, an icon, what sits in the header, navigation or footer) is no product's picture.
+      const decor = /logo|icon|sprite|banner/i.test(`${el.currentSrc.slice(0, 200)} ${el.className} ${el.id} ${el.alt}`) ||
+        Boolean(el.closest("[class*=logo i], [id*=logo i], header, nav, footer"));
+      found.push({ role: "picture", tag: "img", text: el.alt || "", loaded: el.complete && el.naturalWidth > 0, natural: [el.naturalWidth, el.naturalHeight], width: box.width, decor });
       continue;
     }
     const kind = role(el, style);

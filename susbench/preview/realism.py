@@ -70,6 +70,11 @@ SETTLE_S = 8.0
 LOAD_MS = 90_000
 # How much of the page around the drawn pattern a screenshot keeps, so it is judged beside its neighbours.
 SHOT_MARGIN_PX = 120
+# A product's picture, by the rule extension/content/look.js takes one for an ad with: natural width and
+# height, the width it is shown at, and no wider than this many times its height (logos, banners).
+PICTURE_NATURAL_PX = (80, 60)
+PICTURE_SHOWN_PX = 60
+PICTURE_MAX_ASPECT = 2.5
 
 
 class ElementMatch(Frozen):
@@ -246,12 +251,33 @@ def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> Element
     )
 
 
-def picture_faults(pattern_type: PatternType, drawn: Sequence[dict[str, Any]]) -> list[str]:
-    """A drawn picture must show a real image; a disguised ad, a card of the page's, must have one."""
+def shows_pictures(natives: Sequence[dict[str, Any]]) -> bool:
+    """Whether the page shows a product's picture of its own (a saved copy often shows none)."""
+    return any(
+        item["role"] == "picture"
+        and item["loaded"]
+        and not item["decor"]
+        and item["natural"][0] <= item["natural"][1] * PICTURE_MAX_ASPECT
+        and item["natural"][0] >= PICTURE_NATURAL_PX[0]
+        and item["natural"][1] >= PICTURE_NATURAL_PX[1]
+        and item["width"] >= PICTURE_SHOWN_PX
+        for item in natives
+    )
+
+
+def picture_faults(
+    pattern_type: PatternType, drawn: Sequence[dict[str, Any]], natives: Sequence[dict[str, Any]]
+) -> list[str]:
+    """A drawn picture must show a real image. An ad is a card of the page's: where the page's own
+    cards show pictures, so must the ad; where none of the page's pictures shows, neither can its."""
     pictures = [item for item in drawn if item["role"] == "picture"]
     faults = [f"picture {item['text']!r} not loaded" for item in pictures if not item["loaded"]]
-    if pattern_type == "disguised_ad" and not any(item["loaded"] for item in pictures):
-        faults.append("an ad card without a loaded picture")
+    if (
+        pattern_type == "disguised_ad"
+        and shows_pictures(natives)
+        and not any(item["loaded"] for item in pictures)
+    ):
+        faults.append("an ad card without a picture on a page that shows its own")
     return faults
 
 
@@ -265,7 +291,7 @@ def judge(
         for name, value in element.distances.items():
             worst[name] = max(worst.get(name, 0.0), value)
     reasons = [f"{element.text!r}: {element.reason}" for element in elements if element.reason]
-    reasons += picture_faults(injection.type, drawn)
+    reasons += picture_faults(injection.type, drawn, natives)
     return RealismRow(
         page=page,
         injection=injection.id,
