@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from susbench.core.models import Injection
-from susbench.preview.realism import ciede2000, colour_distance, judge
+from susbench.preview.realism import ciede2000, colour_distance, contrast_ratio, judge
 from tests.fixtures.cli import run_cli
 
 SHOP = Path(__file__).parent / "data" / "realism" / "shop.html"
@@ -93,6 +93,30 @@ def test_a_drawn_control_in_the_browser_s_own_look_is_never_native(catalog: dict
     assert twin.reasons == (f"'Yes': a browser-default control: {why[0]}",)
     styled = judge("shop", injection, [element(text="Yes", browser_default=[])], natives)
     assert styled.native and styled.reasons == ()
+
+
+def test_a_label_that_cannot_be_read_is_never_native(catalog: dict[str, Injection]) -> None:
+    """A copy of an icon button whose text is transparent matches it exactly and still says nothing."""
+    injection = catalog["generic-buybox-account-required"]
+    hidden = {"color": "rgba(0, 0, 0, 0)", "background": "rgb(255, 255, 255)"}
+    twin = judge("shop", injection, [element(**hidden, text="Continue as guest")], [element(**hidden)])
+    assert twin.elements[0].distances["color"] == 0.0  # the same look as the page's button
+    assert not twin.native
+    assert twin.reasons == ("'Continue as guest': text unreadable: contrast 1.00:1 on its background",)
+    assert contrast_ratio("rgb(255, 255, 255)", "rgb(20, 83, 45)") > 9
+    assert judge("shop", injection, [element(text="Continue as guest")], [element()]).native
+    # A shop's own faint grey (under 3:1 on white, as elkor.lv's) is its look, not a fault of the copy.
+    faint = {"role": "text", "tag": "p", "color": "rgb(150, 150, 150)", "background": "rgb(255, 255, 255)"}
+    assert judge("shop", injection, [element(**faint, text="Reserve yours")], [element(**faint)]).native
+    darker = judge(
+        "shop",
+        injection,
+        [element(**faint, text="Reserve yours")],
+        [element(**faint | {"color": "rgb(90, 90, 90)"})],
+    )
+    assert darker.reasons == ("'Reserve yours': text unreadable: contrast 2.96:1 on its background",), (
+        darker.reasons
+    )
 
 
 def test_an_ad_card_shows_a_picture_wherever_the_page_shows_its_own(catalog: dict[str, Injection]) -> None:

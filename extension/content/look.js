@@ -21,6 +21,22 @@
   // Grey, black or white: the colours body and muted text come in (a hue is a role: link, price, sale).
   const neutral = (c) => c !== null && Math.max(c.r, c.g, c.b) - Math.min(c.r, c.g, c.b) < 40;
   const light = (c) => c === null || c.a < 0.5 || luminance(c) > 215;
+  // WCAG's contrast ratio of two opaque colours (1 to 21).
+  const contrastRatio = (a, b) => {
+    const relative = (c) => {
+      const linear = (v) => (v / 255 <= 0.04045 ? v / 255 / 12.92 : ((v / 255 + 0.055) / 1.055) ** 2.4);
+      return 0.2126 * linear(c.r) + 0.7152 * linear(c.g) + 0.0722 * linear(c.b);
+    };
+    const [hi, lo] = [relative(a), relative(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  // A control whose label can be read on the fill it is drawn on (its own, else `ground`): a button
+  // with transparent or faint letters (an icon button whose text is hidden) is no look to copy.
+  const readable = (look, ground) => {
+    const ink = parseColor(look.color);
+    const fill = opaque(parseColor(look.bg)) ? parseColor(look.bg) : parseColor(ground);
+    return Boolean(ink && fill && ink.a >= 0.5 && contrastRatio(ink, fill) >= 3);
+  };
   // A control still in the browser's own look (a saved copy whose stylesheet was lost, a bare form
   // button): the user-agent sheet's outset border, or its grey fill in its 13.33px control font. It
   // is no look of the page's, so it is never copied.
@@ -219,9 +235,16 @@
   // The page's type on one background: body, muted, bold, heading and link text, and a text button.
   function typeOn(page, surface, forbidden) {
     const { items } = page;
+    // Text that can be seen on the colour behind it: white letters "on white" stand on a picture the
+    // colour does not show (amazon.com's banner), and copied onto a card they vanish.
+    const seen = (item) => {
+      const ink = parseColor(item.style.color);
+      const ground = parseColor(item.seen);
+      return Boolean(ink && ground && ink.a >= 0.5 && contrastRatio(ink, ground) >= 1.5);
+    };
     const prose = items.filter(
       (item) => item.text && !item.role && item.seen === surface && !forbidden.text.has(item.style.color) && !item.el.closest(CONTROL) &&
-        !item.el.closest("h1, nav, header, footer"),
+        !item.el.closest("h1, nav, header, footer") && seen(item),
     );
     const size = (item) => parseFloat(item.style.fontSize);
     const weight = (item) => Number(item.style.fontWeight) || 400;
@@ -241,7 +264,7 @@
     const title = pick(prose.filter((item) => bold(item) && size(item) > base * 1.1 && size(item) <= 30));
     const links = items.filter(
       (item) => item.text && item.el.matches("a") && !item.role && item.seen === surface && !forbidden.text.has(item.style.color) &&
-        !item.el.closest("nav, header, footer"),
+        !item.el.closest("nav, header, footer") && seen(item),
     );
     const link = pick(links.filter((item) => !neutral(parseColor(item.style.color)))) || pick(links);
     return {
@@ -326,7 +349,9 @@
     const primary = primaryButton(page);
     const secondary = secondaryButton(page, primary);
     const control = (el) => (el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el)) } : null);
-    const button = control(primary) || madeButton(type, onFill, frame, forbidden);
+    const copied = control(primary);
+    const button = copied && readable(copied, surface) ? copied : madeButton(type, onFill, frame, forbidden);
+    const second = control(secondary);
     // An offer's badge ("-15%") is drawn as the page draws its own: its sale badge (the one role a
     // discount may borrow), else its text on one of its coloured fills, else its button's colours.
     const sale = pick(
@@ -345,7 +370,7 @@
       onfill: onFill ? { ...typeOf(onFill.style), bg: onFill.seen } : { ...button },
       badge,
       primary: button,
-      secondary: control(secondary),
+      secondary: second && readable(second, surface) ? second : null,
       card: frame ? { ...boxOf(getComputedStyle(frame), surface), bg: surface } : null,
       picture: picture(page),
     };

@@ -75,6 +75,10 @@ SHOT_MARGIN_PX = 120
 PICTURE_NATURAL_PX = (80, 60)
 PICTURE_SHOWN_PX = 60
 PICTURE_MAX_ASPECT = 2.5
+# The least contrast a drawn text may have with what is behind it (WCAG's for large text and controls).
+MIN_CONTRAST = 3.0
+# Below this a text is not seen at all (a transparent or near-transparent one): never a look to copy.
+MIN_VISIBLE_CONTRAST = 1.5
 
 
 class ElementMatch(Frozen):
@@ -219,6 +223,35 @@ def distances(drawn: dict[str, Any], native: dict[str, Any]) -> dict[str, float]
     return result
 
 
+def contrast_ratio(color: str, background: str) -> float:
+    """WCAG's contrast ratio (1 to 21) of a text colour, composited over its background."""
+    ground = _rgb(background) or (255.0, 255.0, 255.0)
+    ink = _rgb(color, background) or ground
+
+    def relative(rgb: tuple[float, float, float]) -> float:
+        def linear(channel: float) -> float:
+            c = channel / 255
+            return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+        r, g, b = (linear(c) for c in rgb)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    lighter, darker = sorted((relative(ink), relative(ground)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def legible_floor(role: str, natives: Sequence[dict[str, Any]]) -> float:
+    """The least contrast a drawn text of `role` may have: WCAG's 3:1, or the faintest text of that
+    role the page itself shows (a shop's own light grey is its look), never below what can be seen."""
+    shown = [
+        contrast_ratio(item["color"], item["background"])
+        for item in natives
+        if item["role"] == role and item["text"].strip()
+    ]
+    seen = [ratio for ratio in shown if ratio >= MIN_VISIBLE_CONTRAST]
+    return min([MIN_CONTRAST, *seen])
+
+
 def _misses(found: dict[str, float]) -> int:
     return sum(value > THRESHOLDS[name] for name, value in found.items())
 
@@ -232,6 +265,12 @@ def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> Element
     same = [item for item in natives if item["role"] == drawn["role"] and not item.get("browser_default")]
     default = drawn.get("browser_default") or []
     reason = f"a browser-default control: {'; '.join(default)}" if default else None
+    if drawn["role"] in ("text", "button") and drawn["text"].strip():
+        ratio = contrast_ratio(drawn["color"], drawn["background"])
+        if ratio < legible_floor(drawn["role"], natives):
+            # A label that cannot be read is no copy of the page's, whatever it matches (olx.com.pk's
+            # icon button with transparent text was copied for "Continue as guest" and scored native).
+            reason = f"text unreadable: contrast {ratio:.2f}:1 on its background"
     best: tuple[tuple[int, float], dict[str, Any], dict[str, float]] | None = None
     for item in same:
         found = distances(drawn, item)
