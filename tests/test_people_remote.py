@@ -350,8 +350,8 @@ def study_looks(x_input: XInput, points: StudyPoints) -> StudyLooks:
     ]
     looks = []
     for screen, point in screens:
-        with StudyWindow(WindowPlacement(), screen):
-            x_input.wait_for_window(f"^Study: {screen.title}$", timeout=120)
+        with StudyWindow(WindowPlacement(), screen) as study_window:
+            x_input.wait_for_window(f"^Study: {screen.title}$", timeout=120, window=study_window.window)
             x_input.move(*AWAY)
             time.sleep(1.0)  # the window has drawn
             looks.append(x_input.patch(*point))

@@ -122,12 +122,24 @@ def test_bad_datapackage_names_field(
             'com,example)/ 20201007212236 {"url": "http://www.example.com/"',
             "line 1: JSON block: invalid JSON",
         ),
-        ("com,example)/ 20201007212236 text/html 200", "line 1: expected a CDXJ line or the 11 CDX fields"),
+        (
+            "com,example)/ 20201007212236 text/html 200",
+            "line 1: expected a CDXJ line or the 11 CDX fields 'N b a",
+        ),
     ],
 )
 def test_bad_cdxj_line_names_line_and_field(ours: Path, tmp_path: Path, line: str, expected: str) -> None:
     bad = edit_member(ours, tmp_path / "bad.wacz", "indexes/index.cdx", line.encode() + b"\n")
     _refused(bad, f"indexes/index.cdx: {expected}")
+
+
+def test_a_huge_cdx_legend_is_quoted_short(ours: Path, tmp_path: Path) -> None:
+    """Found by tests/test_fuzz_archives.py: a legend line of 70,000 characters was quoted whole."""
+    legend = " CDX " + "A" * 70_000 + " N b a m s k r M S V g"
+    line = "com,example)/ 20201007212236 http://www.example.com/ text/html 200"
+    bad = edit_member(ours, tmp_path / "bad.wacz", "indexes/index.cdx", f"{legend}\n{line}\n".encode())
+    message = _refused(bad, "indexes/index.cdx: line 2: expected a CDXJ line or the 12 CDX fields 'AAAA")
+    assert len(message) < 1000, len(message)
 
 
 def test_index_pointing_past_the_warc_is_refused_on_read(ours: Path, tmp_path: Path) -> None:

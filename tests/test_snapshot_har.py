@@ -37,9 +37,8 @@ def recorded_har(tmp_path: Path, local_web: LocalWeb, web_playwright: Playwright
         context = browser.new_context(
             **context_options(profile), record_har_path=har, record_har_content="embed"
         )
-        page = context.new_page()
-        for url in PAGES:
-            page.goto(url, wait_until="load")
+        for url in PAGES:  # a page each, left open: a page navigated away loses its bodies to the HAR
+            context.new_page().goto(url, wait_until="networkidle")
         context.close()  # the HAR is written when its context closes
     return har
 

@@ -81,6 +81,11 @@ class AppWindow:
     def closed(self) -> bool:
         return self._window is None or self._window.poll() is not None
 
+    @property
+    def exit_code(self) -> int | None:
+        """The window's Chromium's exit status once it ended (negative: the signal that ended it)."""
+        return None if self._window is None else self._window.poll()
+
     def __enter__(self) -> AppWindow:
         threading.Thread(target=self._server.serve_forever, daemon=True, name="app-window").start()
         executable = self.executable or find_chromium()
@@ -171,6 +176,11 @@ class WindowedPages(ABC):
     @property
     def url(self) -> str:
         return self._window.url
+
+    @property
+    def window(self) -> AppWindow:
+        """The window these pages are shown in (whether it is still open, and how it ended)."""
+        return self._window
 
     def __enter__(self) -> Self:
         self._window.__enter__()

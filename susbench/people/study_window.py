@@ -130,7 +130,7 @@ class StudyWindow(WindowedPages):
         """Show the screen and wait for the person's reply; StudyWindowClosed if the window goes."""
         self.show(screen)
         while not self._replied.wait(POLL_S):
-            if self._window.closed:
+            if self.window.closed:
                 raise StudyWindowClosed(
                     "the study window was closed; nothing after the last answer is stored, and running "
                     "the same command again resumes the session where it stopped"

@@ -122,8 +122,8 @@ def parse_index_text(data: bytes, source: str) -> list[IndexEntry]:
 def _from_cdx(fields: list[str], legend: list[str], where: str) -> IndexEntry:
     if len(fields) != len(legend):
         raise SnapshotError(
-            f"{where}: expected a CDXJ line or the {len(legend)} CDX fields {' '.join(legend)}, "
-            f"got {len(fields)}"
+            f"{where}: expected a CDXJ line or the {len(legend)} CDX fields "
+            f"{shown(' '.join(legend))}, got {len(fields)}"
         )
     row = dict(zip(legend, fields, strict=True))
     missing = [letter for letter in ("a", "b", "S", "V", "g") if row.get(letter, "-") == "-"]
