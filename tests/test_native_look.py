@@ -99,3 +99,12 @@ def test_a_disguised_ad_on_a_page_whose_pictures_do_not_load_keeps_to_its_text()
 def test_a_disguised_ad_shows_a_loaded_picture_of_the_page() -> None:
     row = drawn("product-grid.html", "generic-grid-sponsored-card")
     assert row.native and row.reasons == (), row.reasons
+
+
+def test_a_search_field_is_no_card_and_no_corner_turns_a_card_into_an_oval() -> None:
+    """threadline's one boxed element was its pill-shaped search field: the confirm-shaming card took
+    its box and its 999px corners and was drawn as an oval, which the score then called native."""
+    row = drawn("pill-search.html", "generic-buybox-discount-shame")
+    assert row.native, row.distances
+    assert not [element for element in row.elements if (element.native or "").startswith("form")], row.elements
+    assert all(element.distances.get("radius", 0.0) <= 2.0 for element in row.elements), row.elements

@@ -125,12 +125,23 @@
     return Object.fromEntries(Object.entries(TYPE).map(([name, prop]) => [name, style[prop]]));
   }
 
-  function boxOf(style, seen) {
+  // A corner's radius as the element itself draws it, in pixels: no more than half its shorter side.
+  // Copied as written, a pill's "999px" or a badge's "50%" turns a taller box into an oval
+  // (threadline's search field made the confirm-shaming card an ellipse).
+  function cornerOf(style, rect) {
+    const written = style.borderTopLeftRadius.split(" ")[0];
+    if (!rect) return written;
+    const short = Math.min(rect.width, rect.height);
+    const px = written.endsWith("%") ? (parseFloat(written) / 100) * short : parseFloat(written) || 0;
+    return `${Math.round(Math.min(px, short / 2))}px`;
+  }
+
+  function boxOf(style, seen, rect) {
     return {
       bg: opaque(parseColor(style.backgroundColor)) ? style.backgroundColor : "transparent",
       seen,
       border: `${style.borderTopWidth} ${style.borderTopStyle} ${style.borderTopColor}`,
-      radius: style.borderTopLeftRadius,
+      radius: cornerOf(style, rect),
       pad: `${style.paddingTop} ${style.paddingRight} ${style.paddingBottom} ${style.paddingLeft}`,
       height: `${Math.round(parseFloat(style.height) || 0)}px`,
     };
@@ -195,6 +206,8 @@
       const style = getComputedStyle(el);
       const box = el.getBoundingClientRect();
       if (box.width < 120 || box.height < 40 || box.width >= innerWidth * 0.9) return false;
+      // One line around a field (a search box) is a control, not a card to hold a pattern.
+      if (box.height <= 64 && el.querySelector("input:not([type=hidden]), select, textarea")) return false;
       const bg = parseColor(style.backgroundColor);
       const own = hasBorder(style) || (opaque(bg) && style.backgroundColor !== backdrop(el.parentElement));
       return own && light(parseColor(backdrop(el))) && !forbidden.fill.has(backdrop(el)) && !SALE.test(words(el));
@@ -348,7 +361,8 @@
     );
     const primary = primaryButton(page);
     const secondary = secondaryButton(page, primary);
-    const control = (el) => (el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el)) } : null);
+    const control = (el) =>
+      el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el), el.getBoundingClientRect()) } : null;
     const copied = control(primary);
     const button = copied && readable(copied, surface) ? copied : madeButton(type, onFill, frame, forbidden);
     const second = control(secondary);
@@ -360,7 +374,7 @@
     const chip = { border: "0px none transparent", radius: button.radius, pad: "4px 12px", height: "auto" };
     const owned = sale && opaque(parseColor(sale.style.backgroundColor));
     const badge = sale
-      ? { ...typeOf(sale.style), ...(owned ? boxOf(sale.style, sale.seen) : { bg: sale.seen, seen: sale.seen, ...chip }) }
+      ? { ...typeOf(sale.style), ...(owned ? boxOf(sale.style, sale.seen, sale.box) : { bg: sale.seen, seen: sale.seen, ...chip }) }
       : onFill
         ? { ...typeOf(onFill.style), bg: onFill.seen, seen: onFill.seen, ...chip }
         : { ...button, ...chip };
@@ -371,7 +385,7 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      card: frame ? { ...boxOf(getComputedStyle(frame), surface), bg: surface } : null,
+      card: frame ? { ...boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect()), bg: surface } : null,
       picture: picture(page),
     };
   }

@@ -4,6 +4,15 @@
 // pattern's frame (every element of its shadow tree). A control still in the browser's own look (the
 // style an unstyled button has) is flagged, and so is every picture the pattern draws, loaded or not.
 /* exported realismMeasure */
+// A corner's radius as drawn, in pixels: what is written, up to half the element's shorter side (a
+// pill's "999px" and a 44 px button's "22px" draw the same corner). The same rule as look.js.
+function corner(style, rect) {
+  const written = style.borderTopLeftRadius.split(" ")[0];
+  const short = Math.min(rect.width, rect.height);
+  const px = written.endsWith("%") ? (parseFloat(written) / 100) * short : parseFloat(written) || 0;
+  return Math.min(px, short / 2);
+}
+
 function realismMeasure(scope) {
   "use strict";
   // The browser's own button, styled by nothing but the user-agent sheet: a button in a fresh shadow
@@ -94,7 +103,7 @@ function realismMeasure(scope) {
       font_weight: Number(style.fontWeight) || 400,
       color: style.color,
       background: backdrop(el),
-      radius: parseFloat(style.borderTopLeftRadius) || 0,
+      radius: corner(style, el.getBoundingClientRect()),
       padding: [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
       line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
       browser_default: kind === "button" ? browserDefault(style) : [],
