@@ -108,3 +108,19 @@ def test_a_search_field_is_no_card_and_no_corner_turns_a_card_into_an_oval() -> 
     assert row.native, row.distances
     assert not [element for element in row.elements if (element.native or "").startswith("form")], row.elements
     assert all(element.distances.get("radius", 0.0) <= 2.0 for element in row.elements), row.elements
+
+
+def test_the_page_s_type_is_read_from_the_page_as_parsed_not_from_what_a_script_added_later() -> None:
+    row = drawn("late-reviews.html", "generic-price-deal-alerts")
+    assert row.native, row.distances
+    texts = of_role(row, "text")
+    assert texts, row.elements
+    assert not [element for element in texts if (element.native or "").startswith("p 'Review")], texts
+
+
+def test_a_card_without_padding_of_its_own_is_copied_with_the_space_its_content_keeps() -> None:
+    row = drawn("unpadded-card.html", "generic-buybox-express-delivery")
+    (panel,) = of_role(row, "panel")
+    assert (panel.native or "").startswith("div "), panel
+    assert panel.distances["padding"] <= 4, panel
+    assert row.native, row.distances

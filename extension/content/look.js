@@ -65,6 +65,9 @@
     return null;
   }
 
+  // Characters of text the parsed page must hold for the model to be read from it alone.
+  const PARSED_TEXT = 200;
+
   // Every rendered element of the page with text of its own or a control's box, with its computed style
   // and the colour it is seen on: what the model picks its components from.
   function survey() {
@@ -80,9 +83,9 @@
     const finder = match.finder();
     const hit = (kind) => (finder ? finder.find(kind)?.element || null : null);
     const found = { price: hit("price"), buy: hit("buy_button"), grid: hit("grid_item"), image: hit("image") };
-    const items = [];
+    const all = [];
     for (const el of document.body.querySelectorAll("*")) {
-      if (items.length >= 5000) break;
+      if (all.length >= 5000) break;
       if (state.ours(el) || /^(script|style|noscript|template|svg|path|br|option|title)$/i.test(el.tagName)) continue;
       const text = [...el.childNodes].filter((node) => node.nodeType === 3).map((node) => node.textContent.trim()).join(" ");
       const control = el.matches("button, input[type=submit], input[type=button], a, [role=button]");
@@ -90,9 +93,14 @@
       const style = getComputedStyle(el);
       const box = el.getBoundingClientRect();
       if (box.width <= 0 || box.height <= 0 || style.visibility === "hidden" || Number(style.opacity) < 0.1) continue;
-      items.push({ el, style, text, box, seen: backdrop(el), role: roleOf(el, found), control });
+      all.push({ el, style, text, box, seen: backdrop(el), role: roleOf(el, found), control });
     }
-    return { items, found, backdrop };
+    // The page as parsed when it says enough to read its type from; else (a page its scripts build)
+    // all of it now.
+    const parsed = state.parsed ? all.filter((item) => state.parsed.has(item.el)) : all;
+    const enough = parsed.reduce((sum, item) => sum + item.text.length, 0) >= PARSED_TEXT;
+    const within = enough && parsed !== all ? (el) => state.parsed.has(el) : () => true;
+    return { items: enough ? parsed : all, found, backdrop, within };
   }
 
   // The colour the page writes most of its text in: its body colour, never a forbidden role.
@@ -136,13 +144,39 @@
     return `${Math.round(Math.min(px, short / 2))}px`;
   }
 
-  function boxOf(style, seen, rect) {
+  // A box's padding as seen: its own where it has some; a box with none (olx.com.pk's cards, whose
+  // inner blocks carry the space) takes where its content sits inside its border, so a copy does not
+  // set its words against the edge. The same rule as the score's (realism.js `inset`).
+  function paddingOf(style, el) {
+    const own = ["Top", "Right", "Bottom", "Left"].map((side) => parseFloat(style[`padding${side}`]) || 0);
+    if (!el || Math.max(...own) >= 4) return own.map((v) => `${v}px`).join(" ");
+    const box = el.getBoundingClientRect();
+    const border = ["Top", "Left"].map((side) => parseFloat(style[`border${side}Width`]) || 0);
+    const gaps = [Infinity, Infinity]; // above the first line, left of the nearest
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    for (let node = walker.nextNode(), seen = 0; node && seen < 200; node = walker.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      seen += 1;
+      range.selectNodeContents(node);
+      for (const r of range.getClientRects()) {
+        if (r.width <= 0 || r.height <= 0) continue;
+        const edges = [r.top - box.top, r.left - box.left];
+        edges.forEach((gap, side) => (gaps[side] = Math.min(gaps[side], gap - border[side])));
+      }
+    }
+    // Lines end where their words do, so the right and bottom are taken as the left and the top.
+    const [top, left] = gaps.map((gap) => (Number.isFinite(gap) ? Math.round(Math.min(Math.max(gap, 0), 48)) : 0));
+    return `${top}px ${left}px ${top}px ${left}px`;
+  }
+
+  function boxOf(style, seen, rect, el = null) {
     return {
       bg: opaque(parseColor(style.backgroundColor)) ? style.backgroundColor : "transparent",
       seen,
       border: `${style.borderTopWidth} ${style.borderTopStyle} ${style.borderTopColor}`,
       radius: cornerOf(style, rect),
-      pad: `${style.paddingTop} ${style.paddingRight} ${style.paddingBottom} ${style.paddingLeft}`,
+      pad: paddingOf(style, el),
       height: `${Math.round(parseFloat(style.height) || 0)}px`,
     };
   }
@@ -200,7 +234,7 @@
 
   // A native card: a box with a border or a fill of its own, card-sized, on a light colour; the one
   // around the anchor when there is one, else the page's most common one.
-  function card(anchor, backdrop, surface, forbidden) {
+  function card(anchor, { backdrop, within }, surface, forbidden) {
     const isCard = (el) => {
       if (state.ours(el) || !/^(div|section|aside|article|fieldset|form|li)$/i.test(el.tagName)) return false;
       const style = getComputedStyle(el);
@@ -215,7 +249,8 @@
     for (let el = anchor.parentElement, depth = 0; el && el !== document.body && depth < 6; el = el.parentElement, depth += 1) {
       if (isCard(el) && backdrop(el) === surface) return el;
     }
-    const cards = [...document.body.querySelectorAll("div, section, aside, article, fieldset, form, li")].slice(0, 4000).filter(isCard);
+    const cards = [...document.body.querySelectorAll("div, section, aside, article, fieldset, form, li")]
+      .filter(within).slice(0, 4000).filter(isCard);
     const key = (el) => {
       const s = getComputedStyle(el);
       return [s.borderTopLeftRadius, s.paddingTop, s.paddingLeft, backdrop(el)].join("|");
@@ -230,7 +265,7 @@
   }
 
   // A real picture from the page for an advert: another product's (a listing card's), else the product's own.
-  function picture({ found }) {
+  function picture({ found, within }) {
     // A product's picture: loaded, of some size, and no wider than 2.5 times its height (a logo or a
     // banner strip is wider: mobly.com.br's 650 x 126 logo was taken for an advert's product).
     const usable = (img) =>
@@ -240,7 +275,7 @@
     const own = found.image && found.image.tagName === "IMG" ? found.image : found.image?.querySelector("img");
     const decor = (img) => /logo|icon|sprite|banner/i.test(`${img.currentSrc.slice(0, 200)} ${img.className} ${img.id} ${img.alt}`) ||
       Boolean(img.closest("[class*=logo i], [id*=logo i], header, nav, footer"));
-    const any = [...document.images].filter((img) => !state.ours(img) && usable(img) && !decor(img));
+    const any = [...document.images].filter((img) => within(img) && !state.ours(img) && usable(img) && !decor(img));
     const chosen = inGrid || (usable(own) ? own : null) || any.find((img) => img !== own) || any[0];
     return chosen ? chosen.currentSrc : null;
   }
@@ -291,8 +326,8 @@
 
   // The box the page gives its own form controls (fields, selects, buttons): the most common radius,
   // padding and height among those it styled itself.
-  function controlBox() {
-    const boxes = [...document.body.querySelectorAll("input, select, button")].slice(0, 400).flatMap((el) => {
+  function controlBox(within) {
+    const boxes = [...document.body.querySelectorAll("input, select, button")].filter(within).slice(0, 400).flatMap((el) => {
       if (state.ours(el) || /^(hidden|checkbox|radio|range|color|file|image)$/.test(el.type)) return [];
       const style = getComputedStyle(el);
       const box = el.getBoundingClientRect();
@@ -312,11 +347,11 @@
   // made of the page's parts, never the browser's: its type (font stack and size, in bold), a fill in
   // its accent (a coloured link, else a coloured strip's fill, else its body text colour) with white or
   // body-coloured letters, and the radius, padding and height of its own form controls or cards.
-  function madeButton(type, onFill, frame, forbidden) {
+  function madeButton(type, onFill, frame, forbidden, within) {
     const link = parseColor(type.link.color);
     const fill = link && !neutral(link) && !forbidden.fill.has(type.link.color) ? type.link.color : onFill ? onFill.seen : type.text.color;
     const ink = luminance(parseColor(fill) || { r: 0, g: 0, b: 0 }) > 160 ? type.text.color : "rgb(255, 255, 255)";
-    const box = controlBox() || (frame ? getComputedStyle(frame) : null);
+    const box = controlBox(within) || (frame ? getComputedStyle(frame) : null);
     const pad = box ? `${box.paddingTop} ${box.paddingRight} ${box.paddingBottom} ${box.paddingLeft}` : "8px 16px";
     return {
       ...type.text,
@@ -348,7 +383,7 @@
       fill: new Set(marked.map((item) => item.style.backgroundColor).filter((c) => c !== ground && opaque(parseColor(c)))),
     };
     const outside = backdrop(context);
-    const frame = inline ? null : card(anchor, backdrop, outside, forbidden);
+    const frame = inline ? null : card(anchor, page, outside, forbidden);
     const surface = frame ? backdrop(frame) : outside;
     const fallback = typeOf(getComputedStyle(context));
     const type = typeOn(page, surface, forbidden) || typeOn(page, outside, forbidden) ||
@@ -364,7 +399,7 @@
     const control = (el) =>
       el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el), el.getBoundingClientRect()) } : null;
     const copied = control(primary);
-    const button = copied && readable(copied, surface) ? copied : madeButton(type, onFill, frame, forbidden);
+    const button = copied && readable(copied, surface) ? copied : madeButton(type, onFill, frame, forbidden, page.within);
     const second = control(secondary);
     // An offer's badge ("-15%") is drawn as the page draws its own: its sale badge (the one role a
     // discount may borrow), else its text on one of its coloured fills, else its button's colours.
@@ -385,7 +420,7 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      card: frame ? { ...boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect()), bg: surface } : null,
+      card: frame ? { ...boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect(), frame), bg: surface } : null,
       picture: picture(page),
     };
   }

@@ -12,10 +12,18 @@
     watch: null, // {token, control}: the task's page control whose use completes it, while an episode runs
     vocabulary: null, // the words semantic locators are found by, when the episode has any
     rewritten: false, // the page re-opened this document (document.open): nothing more is drawn in it
+    parsed: null, // the elements the document held when it was parsed (its HTML and its parse-time scripts)
 
     // The drawn pattern is never an anchor, a button whose look is copied, or a site control.
     ours(el) {
       return Boolean(this.mounted) && (el === this.mounted.host || this.mounted.host.contains(el));
     },
   };
+  // The style model reads the page as parsed, a view every load of the same page has: what scripts
+  // fetch later (lazily loaded reviews) arrives sooner or later from load to load.
+  if (document.readyState === "loading") {
+    addEventListener("DOMContentLoaded", () => (helper.state.parsed = new WeakSet(document.querySelectorAll("*"))), {
+      once: true,
+    });
+  }
 })();

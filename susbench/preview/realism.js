@@ -13,6 +13,33 @@ function corner(style, rect) {
   return Math.min(px, short / 2);
 }
 
+// A panel's padding as seen, in pixels: its own where it has some; a box with none (olx.com.pk's
+// cards: their inner blocks carry the space) is measured by where its text sits inside its border.
+// The same rule as look.js `paddingOf`.
+function inset(el, style) {
+  const own = ["Top", "Right", "Bottom", "Left"].map((side) => parseFloat(style[`padding${side}`]) || 0);
+  if (Math.max(...own) >= 4) return own;
+  const box = el.getBoundingClientRect();
+  const border = ["Top", "Left"].map((side) => parseFloat(style[`border${side}Width`]) || 0);
+  const gaps = [Infinity, Infinity]; // above the first line, left of the nearest
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let node = walker.nextNode(), seen = 0; node && seen < 200; node = walker.nextNode()) {
+    if (!node.textContent.trim()) continue;
+    seen += 1;
+    range.selectNodeContents(node);
+    for (const r of range.getClientRects()) {
+      if (r.width <= 0 || r.height <= 0) continue;
+      [r.top - box.top, r.left - box.left].forEach(
+        (gap, side) => (gaps[side] = Math.min(gaps[side], gap - border[side])),
+      );
+    }
+  }
+  // Lines end where their words do, so the right and bottom are taken as the left and the top.
+  const [top, left] = gaps.map((gap) => (Number.isFinite(gap) ? Math.round(Math.min(Math.max(gap, 0), 48)) : 0));
+  return [top, left, top, left];
+}
+
 function realismMeasure(scope) {
   "use strict";
   // The browser's own button, styled by nothing but the user-agent sheet: a button in a fresh shadow
@@ -78,6 +105,10 @@ function realismMeasure(scope) {
     if (ownText(el) && !["script", "style", "noscript", "option", "title"].includes(tag)) return "text";
     return null;
   }
+  // At most this many native elements of one role (a page's thousands of text nodes must not leave
+  // its cards unmeasured, as one cap over all of them did on olx.com.pk).
+  const PER_ROLE = 4000;
+  const counts = {};
   const found = [];
   const nodes = scope.nodeType === 9 ? scope.body.querySelectorAll("*") : [scope, ...scope.querySelectorAll("*")];
   for (const el of nodes) {
@@ -92,7 +123,8 @@ function realismMeasure(scope) {
       continue;
     }
     const kind = role(el, style);
-    if (!kind || !shown(el, style)) continue;
+    if (!kind || (counts[kind] || 0) >= PER_ROLE || !shown(el, style)) continue;
+    counts[kind] = (counts[kind] || 0) + 1;
     const size = parseFloat(style.fontSize);
     found.push({
       role: kind,
@@ -104,11 +136,10 @@ function realismMeasure(scope) {
       color: style.color,
       background: backdrop(el),
       radius: corner(style, el.getBoundingClientRect()),
-      padding: [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
+      padding: kind === "panel" ? inset(el, style) : [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
       line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
       browser_default: kind === "button" ? browserDefault(style) : [],
     });
-    if (found.length >= 4000) break;
   }
   return found;
 }
