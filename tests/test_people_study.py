@@ -133,11 +133,22 @@ def study(
 def finished(run: subprocess.Popen[str]) -> str:
     try:
         output, _ = run.communicate(timeout=120)
-    finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        output, _ = run.communicate()
+        raise AssertionError(f"the study did not end within 120 s; it printed:\n{output}") from None
     assert run.returncode == 0, output
     return output
+
+
+def ended(run: subprocess.Popen[str]) -> None:
+    """In a `finally`: end the study's process group if it still runs, and add what it printed to a
+    failure on its way (a window that never came is told apart from a study that failed to start)."""
+    if run.poll() is None:
+        os.killpg(run.pid, signal.SIGKILL)
+    failure = sys.exception()
+    if failure is not None and run.stdout is not None and not run.stdout.closed:
+        failure.add_note(f"the study (exit status {run.wait()}) printed:\n{run.stdout.read()}")
 
 
 def cli_json(*args: str) -> object:
@@ -415,8 +426,7 @@ def test_sigterm_during_a_task_stops_at_once_and_stores_the_stopped_episode(
         output, _ = run.communicate(timeout=60)
         took = time.monotonic() - sent
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        ended(run)
     assert run.returncode == 143, output
     assert took < 30, f"the study took {took:.0f} s to stop"
     assert "participant P02: stopped by SIGTERM during task 1 of 1; 1 tasks run now, 0 already done" in output
@@ -443,8 +453,7 @@ def test_sigterm_at_consent_exits_143_with_a_message(tmp_path: Path, x_input: XI
         run.send_signal(signal.SIGTERM)
         output, _ = run.communicate(timeout=60)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        ended(run)
     assert run.returncode == 143, output
     assert "participant P04: stopped by SIGTERM at consent; nothing is stored" in output
     assert still_running(started, timeout=20) == {}
