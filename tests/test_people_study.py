@@ -44,6 +44,7 @@ from tests.fixtures.people import (
     seated_probe,
     still_running,
 )
+from tests.fixtures.processes import descendants as process_tree
 
 PRACTICE = "taskflow-storage-checkout"
 # per task: unusual (yes/no), what (free text), realism (1-5)
@@ -142,11 +143,17 @@ def finished(run: subprocess.Popen[str]) -> str:
 
 
 def ended(run: subprocess.Popen[str]) -> None:
-    """In a `finally`: end the study's process group if it still runs, and add what it printed to a
-    failure on its way (a window that never came is told apart from a study that failed to start)."""
+    """In a `finally`: end the study's process group if it still runs, and add its processes and what
+    it printed to a failure on its way (a window that never came is told apart from a study that
+    failed to start, and a window's Chromium that never started from one that never showed)."""
+    failure = sys.exception()
+    if failure is not None:
+        tree = "\n".join(
+            f"  {info.pid} <- {info.ppid}: {info.cmdline[:160]}" for info in process_tree(run.pid)
+        )
+        failure.add_note(f"the study's processes when it failed:\n{tree or '  none'}")
     if run.poll() is None:
         os.killpg(run.pid, signal.SIGKILL)
-    failure = sys.exception()
     if failure is not None and run.stdout is not None and not run.stdout.closed:
         failure.add_note(f"the study (exit status {run.wait()}) printed:\n{run.stdout.read()}")
 
