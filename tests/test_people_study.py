@@ -44,6 +44,7 @@ from tests.fixtures.people import (
     seated_probe,
     still_running,
 )
+from tests.fixtures.processes import descendants as process_tree
 
 PRACTICE = "taskflow-storage-checkout"
 # per task: unusual (yes/no), what (free text), realism (1-5)
@@ -133,11 +134,28 @@ def study(
 def finished(run: subprocess.Popen[str]) -> str:
     try:
         output, _ = run.communicate(timeout=120)
-    finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        output, _ = run.communicate()
+        raise AssertionError(f"the study did not end within 120 s; it printed:\n{output}") from None
     assert run.returncode == 0, output
     return output
+
+
+def ended(run: subprocess.Popen[str]) -> None:
+    """In a `finally`: end the study's process group if it still runs, and add its processes and what
+    it printed to a failure on its way (a window that never came is told apart from a study that
+    failed to start, and a window's Chromium that never started from one that never showed)."""
+    failure = sys.exception()
+    if failure is not None:
+        tree = "\n".join(
+            f"  {info.pid} <- {info.ppid}: {info.cmdline[:160]}" for info in process_tree(run.pid)
+        )
+        failure.add_note(f"the study's processes when it failed:\n{tree or '  none'}")
+    if run.poll() is None:
+        os.killpg(run.pid, signal.SIGKILL)
+    if failure is not None and run.stdout is not None and not run.stdout.closed:
+        failure.add_note(f"the study (exit status {run.wait()}) printed:\n{run.stdout.read()}")
 
 
 def cli_json(*args: str) -> object:
@@ -415,8 +433,7 @@ def test_sigterm_during_a_task_stops_at_once_and_stores_the_stopped_episode(
         output, _ = run.communicate(timeout=60)
         took = time.monotonic() - sent
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        ended(run)
     assert run.returncode == 143, output
     assert took < 30, f"the study took {took:.0f} s to stop"
     assert "participant P02: stopped by SIGTERM during task 1 of 1; 1 tasks run now, 0 already done" in output
@@ -443,8 +460,7 @@ def test_sigterm_at_consent_exits_143_with_a_message(tmp_path: Path, x_input: XI
         run.send_signal(signal.SIGTERM)
         output, _ = run.communicate(timeout=60)
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
+        ended(run)
     assert run.returncode == 143, output
     assert "participant P04: stopped by SIGTERM at consent; nothing is stored" in output
     assert still_running(started, timeout=20) == {}

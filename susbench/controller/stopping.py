@@ -19,6 +19,22 @@ SEATED_STOP = signal.SIGUSR1
 """Sent by the pool to its busy workers when the run is stopped."""
 
 
+class _Asked:
+    """The stop signal that came while `stopping_on_signals` was on, kept beside the exception it raised:
+    a library that catches every exception (a query's own interrupt handling) may swallow that one."""
+
+    signum: int | None = None
+
+
+def raise_if_stopped() -> None:
+    """For a wait that polls: raise `Stopped` if a stop signal came and its exception never arrived.
+
+    Seen in a served study: SIGTERM right after the links were printed was lost on the way, and the
+    session went on to show its consent screen, waiting for a person forever."""
+    if _Asked.signum is not None:
+        raise Stopped(_Asked.signum)
+
+
 class Stopped(KeyboardInterrupt):
     """A stop signal arrived; `signum` says which."""
 
@@ -45,6 +61,7 @@ def stopping_on_signals(notice: str | None = None) -> Iterator[None]:
     def stop(signum: int, frame: FrameType | None) -> None:
         if notice:
             print(notice, file=sys.stderr, flush=True)
+        _Asked.signum = signum
         raise Stopped(signum)
 
     previous = {signum: signal.signal(signum, stop) for signum in STOP_SIGNALS}
@@ -53,6 +70,7 @@ def stopping_on_signals(notice: str | None = None) -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        _Asked.signum = None
 
 
 class TurnStopped(BaseException):

@@ -3,7 +3,7 @@ profile, showing pages from a loopback server whose every path starts with a sec
 
 The episode's page runs in another browser process and profile, so it finds nothing of such a
 window by DOM, events, messages or storage, and cannot guess the token to act through its server.
-The window dies with the process that opened it, even by SIGKILL (`die_with_parent`). Every POST
+The window dies with the process that opened it, even by SIGKILL (`dying_with_parent`). Every POST
 must carry `Content-Type: application/json`, which a cross-site `no-cors` request cannot send.
 """
 
@@ -25,7 +25,7 @@ from pydantic import Field
 from susbench.browser import QUIET_FLAGS, find_chromium
 from susbench.core.errors import BrowserError
 from susbench.core.models import Frozen
-from susbench.people.screen import die_with_parent
+from susbench.people.screen import dying_with_parent
 
 NO_FLAG_BAR = "--test-type"
 """Keeps Chromium's "unsupported command-line flag" bar (about --no-sandbox) off the person's screen."""
@@ -100,7 +100,7 @@ class AppWindow:
         ]
         try:
             self._window = subprocess.Popen(
-                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
+                dying_with_parent(command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
             )
         except OSError as exc:
             self.__exit__()

@@ -44,7 +44,7 @@ from susbench.people.screen import (
     APT_PACKAGES,
     ScreenSize,
     VirtualScreen,
-    die_with_parent,
+    dying_with_parent,
     require_tool,
     using_display,
 )
@@ -366,9 +366,7 @@ class RemoteSeat:
 
     def _start(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
         with log.open("wb") as output:
-            process = subprocess.Popen(
-                command, stdout=output, stderr=subprocess.STDOUT, preexec_fn=die_with_parent
-            )
+            process = subprocess.Popen(dying_with_parent(command), stdout=output, stderr=subprocess.STDOUT)
         self._processes.append(process)
         return process
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import signal
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -17,13 +15,15 @@ from susbench.core.models import Frozen
 APT_PACKAGES = ("xvfb", "xdotool", "x11vnc", "novnc", "websockify")
 
 
-PR_SET_PDEATHSIG = 1
+def dying_with_parent(command: Sequence[str]) -> list[str]:
+    """`command`, run so that it gets SIGTERM when this process dies, even by SIGKILL, so no screen,
+    VNC server or window outlives the run that started it.
 
-
-def die_with_parent() -> None:
-    """For `Popen(preexec_fn=...)`: the child gets SIGTERM when this process dies, even by SIGKILL,
-    so no screen or VNC server outlives the run that started it."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    util-linux's `setpriv` sets the signal and then executes the command. Setting it from Python in
+    the child instead (`Popen(preexec_fn=...)`) runs Python between fork and exec, which Python's
+    documentation warns can deadlock when other threads run: a child that never starts its program.
+    """
+    return [require_tool("setpriv", "util-linux"), "--pdeathsig", "TERM", "--", *command]
 
 
 class ScreenSize(Frozen):
@@ -31,11 +31,12 @@ class ScreenSize(Frozen):
     height: int = 1050
 
 
-def require_tool(name: str) -> str:
-    """The path of an X tool, or a clear error naming the Debian packages to install."""
+def require_tool(name: str, *packages: str) -> str:
+    """The path of a tool, or a clear error naming the Debian packages to install (the X tools')."""
     found = shutil.which(name)
     if found is None:
-        raise SusbenchError(f"{name} is not installed; expected: apt-get install -y {' '.join(APT_PACKAGES)}")
+        wanted = " ".join(packages or APT_PACKAGES)
+        raise SusbenchError(f"{name} is not installed; expected: apt-get install -y {wanted}")
     return found
 
 
@@ -66,7 +67,7 @@ class VirtualScreen:
             *(["-fbdir", str(self.framebuffer)] if self.framebuffer else []),
         ]
         self._process = subprocess.Popen(
-            command, pass_fds=(write_end,), stderr=subprocess.DEVNULL, preexec_fn=die_with_parent
+            dying_with_parent(command), pass_fds=(write_end,), stderr=subprocess.DEVNULL
         )
         os.close(write_end)
         with os.fdopen(read_end) as announced:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import threading
+from collections.abc import Callable
 from http import HTTPStatus
 from importlib.resources import files
 from pathlib import Path
@@ -106,7 +107,15 @@ def study_page(screen: Screen, version: int) -> str:
 class StudyWindow(WindowedPages):
     """The study's window for one participant's session; one screen at a time."""
 
-    def __init__(self, placement: WindowPlacement, first: Screen, executable: Path | None = None) -> None:
+    def __init__(
+        self,
+        placement: WindowPlacement,
+        first: Screen,
+        executable: Path | None = None,
+        on_poll: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`on_poll` runs at each poll while a screen waits for its reply; it may raise to end the wait."""
+        self._on_poll = on_poll
         self._lock = threading.Lock()
         self._screen = first
         self._version = 1
@@ -130,6 +139,7 @@ class StudyWindow(WindowedPages):
         """Show the screen and wait for the person's reply; StudyWindowClosed if the window goes."""
         self.show(screen)
         while not self._replied.wait(POLL_S):
+            self._on_poll()
             if self.window.closed:
                 raise StudyWindowClosed(
                     "the study window was closed; nothing after the last answer is stored, and running "

@@ -39,7 +39,7 @@ from susbench.controller import (
 from susbench.controller.options import check_options, snapshot_facts
 from susbench.controller.planning import Planner
 from susbench.controller.run import load_materials
-from susbench.controller.stopping import stop_signal
+from susbench.controller.stopping import raise_if_stopped, stop_signal
 from susbench.core.digests import canonical_json
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.identity import StudyRun
@@ -291,7 +291,9 @@ class Study:
             return StudyResult(participant=participant, state="finished")
         if session is not None and session.state == "consented":
             self._check_same(session)
-        with StudyWindow(self.options.placement, starting_screen("Study", "Please wait")) as window:
+        # A stop whose exception was lost on the way still ends the wait for a person's reply.
+        starting = starting_screen("Study", "Please wait")
+        with StudyWindow(self.options.placement, starting, on_poll=raise_if_stopped) as window:
             if session is None or session.state == "declined":
                 session = self._ask_consent(window)
                 if session is None:
