@@ -85,7 +85,7 @@ def look_page(browser_direct: BrowserContext) -> Iterator[Page]:
     """The look part and what it reads, loaded into a plain page of known colours."""
     page = browser_direct.new_page()
     page.set_content(LOOK_PAGE)
-    for part in ("content/state.js", "content/match.js", "content/look.js"):
+    for part in ("content/state.js", "content/match.js", "content/boxes.js", "content/look.js"):
         page.add_script_tag(path=EXTENSION_DIR / part)
     yield page
     page.close()

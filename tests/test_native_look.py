@@ -106,7 +106,8 @@ def test_a_search_field_is_no_card_and_no_corner_turns_a_card_into_an_oval() -> 
     its box and its 999px corners and was drawn as an oval, which the score then called native."""
     row = drawn("pill-search.html", "generic-buybox-discount-shame")
     assert row.native, row.distances
-    assert not [element for element in row.elements if (element.native or "").startswith("form")], row.elements
+    taken_from_the_form = [element for element in row.elements if (element.native or "").startswith("form")]
+    assert not taken_from_the_form, row.elements
     assert all(element.distances.get("radius", 0.0) <= 2.0 for element in row.elements), row.elements
 
 

@@ -133,50 +133,19 @@
     return Object.fromEntries(Object.entries(TYPE).map(([name, prop]) => [name, style[prop]]));
   }
 
-  // A corner's radius as the element itself draws it, in pixels: no more than half its shorter side.
-  // Copied as written, a pill's "999px" or a badge's "50%" turns a taller box into an oval
-  // (threadline's search field made the confirm-shaming card an ellipse).
-  function cornerOf(style, rect) {
-    const written = style.borderTopLeftRadius.split(" ")[0];
-    if (!rect) return written;
-    const short = Math.min(rect.width, rect.height);
-    const px = written.endsWith("%") ? (parseFloat(written) / 100) * short : parseFloat(written) || 0;
-    return `${Math.round(Math.min(px, short / 2))}px`;
-  }
+  // Corners, and a card's padding, as drawn (boxes.js): a copy looks like the element, not its stylesheet.
+  const cornerOf = (style, rect) => (rect ? `${Math.round(drawnCorner(style, rect))}px` : style.borderTopLeftRadius.split(" ")[0]);
+  const paddingOf = (style, card) =>
+    card ? contentInset(card, style).map((side) => `${side}px`).join(" ") : `${style.paddingTop} ${style.paddingRight} ${style.paddingBottom} ${style.paddingLeft}`;
 
-  // A box's padding as seen: its own where it has some; a box with none (olx.com.pk's cards, whose
-  // inner blocks carry the space) takes where its content sits inside its border, so a copy does not
-  // set its words against the edge. The same rule as the score's (realism.js `inset`).
-  function paddingOf(style, el) {
-    const own = ["Top", "Right", "Bottom", "Left"].map((side) => parseFloat(style[`padding${side}`]) || 0);
-    if (!el || Math.max(...own) >= 4) return own.map((v) => `${v}px`).join(" ");
-    const box = el.getBoundingClientRect();
-    const border = ["Top", "Left"].map((side) => parseFloat(style[`border${side}Width`]) || 0);
-    const gaps = [Infinity, Infinity]; // above the first line, left of the nearest
-    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    const range = document.createRange();
-    for (let node = walker.nextNode(), seen = 0; node && seen < 200; node = walker.nextNode()) {
-      if (!node.textContent.trim()) continue;
-      seen += 1;
-      range.selectNodeContents(node);
-      for (const r of range.getClientRects()) {
-        if (r.width <= 0 || r.height <= 0) continue;
-        const edges = [r.top - box.top, r.left - box.left];
-        edges.forEach((gap, side) => (gaps[side] = Math.min(gaps[side], gap - border[side])));
-      }
-    }
-    // Lines end where their words do, so the right and bottom are taken as the left and the top.
-    const [top, left] = gaps.map((gap) => (Number.isFinite(gap) ? Math.round(Math.min(Math.max(gap, 0), 48)) : 0));
-    return `${top}px ${left}px ${top}px ${left}px`;
-  }
-
-  function boxOf(style, seen, rect, el = null) {
+  // `card`: the element is a card, whose padding is read as its content sits (a control's as written).
+  function boxOf(style, seen, rect, card) {
     return {
       bg: opaque(parseColor(style.backgroundColor)) ? style.backgroundColor : "transparent",
       seen,
       border: `${style.borderTopWidth} ${style.borderTopStyle} ${style.borderTopColor}`,
       radius: cornerOf(style, rect),
-      pad: paddingOf(style, el),
+      pad: paddingOf(style, card),
       height: `${Math.round(parseFloat(style.height) || 0)}px`,
     };
   }

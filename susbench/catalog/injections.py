@@ -38,6 +38,7 @@ EXTENSION_SOURCES = (
     "content/channel.js",
     "content/match.js",
     "content/language.js",
+    "content/boxes.js",
     "content/look.js",
     "content/draw.js",
     "content/exposure.js",

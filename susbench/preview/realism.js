@@ -4,42 +4,6 @@
 // pattern's frame (every element of its shadow tree). A control still in the browser's own look (the
 // style an unstyled button has) is flagged, and so is every picture the pattern draws, loaded or not.
 /* exported realismMeasure */
-// A corner's radius as drawn, in pixels: what is written, up to half the element's shorter side (a
-// pill's "999px" and a 44 px button's "22px" draw the same corner). The same rule as look.js.
-function corner(style, rect) {
-  const written = style.borderTopLeftRadius.split(" ")[0];
-  const short = Math.min(rect.width, rect.height);
-  const px = written.endsWith("%") ? (parseFloat(written) / 100) * short : parseFloat(written) || 0;
-  return Math.min(px, short / 2);
-}
-
-// A panel's padding as seen, in pixels: its own where it has some; a box with none (olx.com.pk's
-// cards: their inner blocks carry the space) is measured by where its text sits inside its border.
-// The same rule as look.js `paddingOf`.
-function inset(el, style) {
-  const own = ["Top", "Right", "Bottom", "Left"].map((side) => parseFloat(style[`padding${side}`]) || 0);
-  if (Math.max(...own) >= 4) return own;
-  const box = el.getBoundingClientRect();
-  const border = ["Top", "Left"].map((side) => parseFloat(style[`border${side}Width`]) || 0);
-  const gaps = [Infinity, Infinity]; // above the first line, left of the nearest
-  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-  const range = document.createRange();
-  for (let node = walker.nextNode(), seen = 0; node && seen < 200; node = walker.nextNode()) {
-    if (!node.textContent.trim()) continue;
-    seen += 1;
-    range.selectNodeContents(node);
-    for (const r of range.getClientRects()) {
-      if (r.width <= 0 || r.height <= 0) continue;
-      [r.top - box.top, r.left - box.left].forEach(
-        (gap, side) => (gaps[side] = Math.min(gaps[side], gap - border[side])),
-      );
-    }
-  }
-  // Lines end where their words do, so the right and bottom are taken as the left and the top.
-  const [top, left] = gaps.map((gap) => (Number.isFinite(gap) ? Math.round(Math.min(Math.max(gap, 0), 48)) : 0));
-  return [top, left, top, left];
-}
-
 function realismMeasure(scope) {
   "use strict";
   // The browser's own button, styled by nothing but the user-agent sheet: a button in a fresh shadow
@@ -88,7 +52,9 @@ function realismMeasure(scope) {
   function role(el, style) {
     const tag = el.tagName.toLowerCase();
     const filled = opaque(style.backgroundColor) || parseFloat(style.borderTopWidth) > 0;
-    if (tag === "button" || (tag === "input" && /^(submit|button)$/.test(el.type)) || el.getAttribute("role") === "button") return "button";
+    // A clickable card (olx.com.pk's listing boxes say role=button) is a surface to see, not a button.
+    const cardSized = el.getBoundingClientRect().height > 64;
+    if (tag === "button" || (tag === "input" && /^(submit|button)$/.test(el.type)) || (el.getAttribute("role") === "button" && !cardSized)) return "button";
     if (tag === "a" && filled && parseFloat(style.paddingLeft) >= 4) return "button";
     // The pattern's panel is a surface only when it is drawn as one: a panel with neither a border nor
     // a fill unlike what is behind it shows no box, and its text is compared on its own.
@@ -135,8 +101,8 @@ function realismMeasure(scope) {
       font_weight: Number(style.fontWeight) || 400,
       color: style.color,
       background: backdrop(el),
-      radius: corner(style, el.getBoundingClientRect()),
-      padding: kind === "panel" ? inset(el, style) : [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
+      radius: drawnCorner(style, el.getBoundingClientRect()),
+      padding: kind === "panel" ? contentInset(el, style) : [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
       line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
       browser_default: kind === "button" ? browserDefault(style) : [],
     });

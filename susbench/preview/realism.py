@@ -27,6 +27,7 @@ from susbench.browser.bridge import Box, ExtensionBridge
 from susbench.catalog.injections import build_extension
 from susbench.core.errors import InputError
 from susbench.core.models import Frozen, Injection, PatternType
+from susbench.core.paths import EXTENSION_DIR
 from susbench.preview.anchors import (
     PageRef,
     PageSource,
@@ -39,6 +40,8 @@ from susbench.preview.anchors import (
 )
 
 MEASURE_JS = Path(__file__).with_name("realism.js")
+# How a box is drawn (its corners, a card's padding), read by the same code the drawing uses.
+BOXES_JS = EXTENSION_DIR / "content" / "boxes.js"
 Role = Literal["text", "button", "panel"]
 # What each role is compared on (a panel has no text of its own to set in a font).
 ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -358,9 +361,13 @@ def _frames(node: dict[str, Any]) -> Iterator[int]:
         yield from _frames(child)
 
 
+def _measure_source() -> str:
+    return BOXES_JS.read_text(encoding="utf-8") + MEASURE_JS.read_text(encoding="utf-8")
+
+
 def drawn_elements(page: Page) -> list[dict[str, Any]]:
     """The look of every element the extension drew on `page`, read through the DevTools protocol."""
-    source = MEASURE_JS.read_text(encoding="utf-8")
+    source = _measure_source()
     cdp = page.context.new_cdp_session(page)
     try:
         cdp.send("DOM.enable")
@@ -383,7 +390,7 @@ def drawn_elements(page: Page) -> list[dict[str, Any]]:
 
 
 def native_elements(page: Page) -> list[dict[str, Any]]:
-    source = MEASURE_JS.read_text(encoding="utf-8")
+    source = _measure_source()
     return page.evaluate(f"() => {{ {source}\nreturn realismMeasure(document); }}")
 
 
