@@ -102,7 +102,9 @@ function realismMeasure(scope) {
       color: style.color,
       background: backdrop(el),
       radius: drawnCorner(style, el.getBoundingClientRect()),
-      padding: kind === "panel" ? contentInset(el, style) : [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
+      // A native card's padding as it is seen (boxes.js); a drawn one's as written, which is what it
+      // copied: its own words sit after a checkbox or an icon that no native card need have.
+      padding: kind === "panel" && scope.nodeType === 9 ? contentInset(el, style) : [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
       line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
       browser_default: kind === "button" ? browserDefault(style) : [],
     });
