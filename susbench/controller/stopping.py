@@ -35,6 +35,13 @@ def raise_if_stopped() -> None:
         raise Stopped(_Asked.signum)
 
 
+def stop_asked() -> int | None:
+    """The stop signal that came in the running `stopping_on_signals` block, if one did: an error
+    raised after it may be that stop in another library's words (DuckDB ends a query the signal
+    interrupted with `RuntimeError: Query interrupted`)."""
+    return _Asked.signum
+
+
 class Stopped(KeyboardInterrupt):
     """A stop signal arrived; `signum` says which."""
 

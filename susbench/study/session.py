@@ -39,7 +39,7 @@ from susbench.controller import (
 from susbench.controller.options import check_options, snapshot_facts
 from susbench.controller.planning import Planner
 from susbench.controller.run import load_materials
-from susbench.controller.stopping import raise_if_stopped, stop_signal
+from susbench.controller.stopping import raise_if_stopped, stop_asked, stop_signal
 from susbench.core.digests import canonical_json
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.identity import StudyRun
@@ -276,6 +276,12 @@ class Study:
             return self._run()
         except KeyboardInterrupt as exc:
             return self._result.model_copy(update={"interrupted_by": stop_signal(exc)})
+        except Exception:
+            # A served study stopped while it opened its database died with a traceback, exit 1.
+            asked = stop_asked()
+            if asked is None:
+                raise
+            return self._result.model_copy(update={"interrupted_by": asked})
 
     def _now_at(self, stopped_at: str, **counts: int | bool) -> None:
         self._result = self._result.model_copy(update={"stopped_at": stopped_at, **counts})
