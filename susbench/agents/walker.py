@@ -64,16 +64,18 @@ def move_action(move: DemonstrationMove) -> AgentAction | None:
 
 def record_demonstrations(
     backend: BrowserBackend,
-    routes: Callable[[], Route],
+    routes: Callable[[Task], Route],
     look: PageLook,
     extension_dir: Path,
     items: Sequence[tuple[Task, str]],
     policy: Policy,
 ) -> DemonstrationSet:
-    """Walk each (task, injection) in a fresh browser on a fresh route (a new replay episode)."""
+    """Walk each (task, injection) in a fresh browser on a fresh route: `routes(task)` is a new replay
+    episode of the task's own capture session, the pages an agent's episode of the task replays (another
+    task's recorded cart holds another product, and the pattern lays out around it differently)."""
     walks = []
     for task, injection_id in items:
-        profile = routed_profile(routes(), look, headless=True, extension_dir=extension_dir)
+        profile = routed_profile(routes(task), look, headless=True, extension_dir=extension_dir)
         with backend.launch(profile) as session:
             bridge = ExtensionBridge(session.context)
             walks.append(Walker(session.first_page(), bridge, task, injection_id, policy).walk())

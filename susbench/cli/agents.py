@@ -16,7 +16,8 @@ from susbench.results.store import Store, trace_folder
 
 if TYPE_CHECKING:
     from susbench.agents.demonstration import DemonstrationSet
-    from susbench.replayer.service import ReplayService
+    from susbench.controller.traffic import ReplayTraffic
+    from susbench.core.models import Task
 
 agents_app = typer.Typer(no_args_is_help=True)
 Policy = Literal["naive", "careful"]
@@ -40,6 +41,7 @@ def demonstrations_for(tasks: str, policy: Policy, snapshot: Path | None) -> Dem
     from susbench.catalog.injections import build_extension, load_injections
     from susbench.catalog.tasks import drawable_injections, load_tasks, select_tasks
     from susbench.controller import default_snapshot
+    from susbench.controller.traffic import ReplayTraffic
     from susbench.replayer.factory import replay_server
     from susbench.snapshot import Snapshot
 
@@ -61,11 +63,10 @@ def demonstrations_for(tasks: str, policy: Policy, snapshot: Path | None) -> Dem
     extension = build_extension(injections.values())
     with replay_server(path, "direct") as server, playwright_driver() as playwright:
 
-        def fresh_route() -> ReplayService:
-            server.new_episode()
-            return server
+        def task_route(task: Task) -> ReplayTraffic:
+            return ReplayTraffic(server, task.capture_plan().id)
 
-        return record_demonstrations(LocalBackend(playwright), fresh_route, look, extension, items, policy)
+        return record_demonstrations(LocalBackend(playwright), task_route, look, extension, items, policy)
 
 
 @agents_app.command("demonstrate")
