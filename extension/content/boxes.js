@@ -16,14 +16,17 @@ function drawnCorner(style, rect) {
 
 // A card's padding as seen, in pixels (top, right, bottom, left): how far inside its border its words
 // sit, above its first line (to the line's box, as a stylesheet's padding is) and left of where most of
-// its words start (a badge or an icon's label nearer the edge is not the card's column). That is its
+// its words start (a badge or an icon's label nearer the edge is not the card's column; words starting
+// further in than any padding, a right-aligned price or a centred button's label, are no column at all:
+// taken as one at the limit, taskflow's cart summary's prices and button outweighed its lines). That is its
 // padding for a card that holds its text directly, and the space its inner blocks keep for one whose
 // own padding is little or none (olx.com.pk's cards). Lines end where their words do, so the right and
 // bottom are taken as the left and the top. A card without text has its written padding.
 function contentInset(el, style) {
+  const INSET_LIMIT = 48; // the most padding a card is read to have, in pixels
   const box = el.getBoundingClientRect();
   const inner = { top: box.top + (parseFloat(style.borderTopWidth) || 0), left: box.left + (parseFloat(style.borderLeftWidth) || 0) };
-  const clamp = (gap) => Math.round(Math.min(Math.max(gap, 0), 48));
+  const clamp = (gap) => Math.round(Math.min(Math.max(gap, 0), INSET_LIMIT));
   let top = null;
   const starts = new Map(); // left gap -> characters of text starting there
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
@@ -40,11 +43,12 @@ function contentInset(el, style) {
       const leading = Number.isFinite(line) ? Math.max(0, (line - first.height) / 2) : 0;
       top = clamp(first.top - leading - inner.top);
     }
-    const left = clamp(first.left - inner.left);
-    starts.set(left, (starts.get(left) || 0) + text.length);
+    const gap = first.left - inner.left;
+    if (gap <= INSET_LIMIT) starts.set(clamp(gap), (starts.get(clamp(gap)) || 0) + text.length);
   }
-  if (top === null) return ["Top", "Right", "Bottom", "Left"].map((side) => parseFloat(style[`padding${side}`]) || 0);
+  const written = ["Top", "Right", "Bottom", "Left"].map((side) => parseFloat(style[`padding${side}`]) || 0);
+  if (top === null) return written;
   let left = null;
   for (const [gap, characters] of starts) if (left === null || characters > starts.get(left)) left = gap;
-  return [top, left, top, left];
+  return left === null ? [top, written[1], top, written[3]] : [top, left, top, left];
 }

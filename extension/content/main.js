@@ -72,9 +72,11 @@
     channel.report("reinjected", { why, times: mounted.strikes });
   }
 
+  // Nothing is drawn into a document still being parsed: the pattern takes its look from the page as
+  // parsed (state.js), and an anchor found halfway through would be drawn from half a page.
   function attempt() {
     const { current, mounted } = state;
-    if (!current || state.rewritten || (mounted && (mounted.gaveUp || placed(mounted)))) return;
+    if (!current || state.rewritten || document.readyState === "loading" || (mounted && (mounted.gaveUp || placed(mounted)))) return;
     const found = spot.locate(current.injection);
     if (!found) {
       if (!mounted && !missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
@@ -163,6 +165,7 @@
     }, 60);
   }
   new MutationObserver(schedule).observe(document.documentElement, { childList: true, subtree: true });
+  document.addEventListener("readystatechange", schedule);
   if (window.navigation) window.navigation.addEventListener("currententrychange", schedule);
 
   hello();

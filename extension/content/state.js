@@ -20,9 +20,10 @@
     },
   };
   // The style model reads the page as parsed, a view every load of the same page has: what scripts
-  // fetch later (lazily loaded reviews) arrives sooner or later from load to load.
+  // fetch later (lazily loaded reviews) arrives sooner or later from load to load. Taken when parsing
+  // ends (readyState "interactive"), before any deferred script runs; nothing is drawn before (main.js).
   if (document.readyState === "loading") {
-    addEventListener("DOMContentLoaded", () => (helper.state.parsed = new WeakSet(document.querySelectorAll("*"))), {
+    document.addEventListener("readystatechange", () => (helper.state.parsed = new WeakSet(document.querySelectorAll("*"))), {
       once: true,
     });
   }
