@@ -7,7 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import BrowserContext
 
+from susbench.core.paths import EXTENSION_DIR
 from susbench.preview.anchors import generic_injections
 from susbench.preview.realism import ElementMatch, RealismRow, measure_realism
 
@@ -90,6 +92,13 @@ def test_a_page_whose_only_button_is_the_browser_s_own_gets_a_button_made_of_its
     assert button.native is None and not row.native, button
 
 
+def test_a_page_whose_every_control_is_the_browser_s_own_gets_its_buttons_in_that_look() -> None:
+    row = drawn("unstyled-controls.html", "generic-buybox-discount-shame")
+    (button,) = of_role(row, "button")
+    assert (button.native or "").startswith(("button ", "input ")) and button.matches, button
+    assert row.native, (row.distances, row.reasons)
+
+
 def test_a_disguised_ad_on_a_page_whose_pictures_do_not_load_keeps_to_its_text() -> None:
     row = drawn("grid-without-pictures.html", "generic-grid-sponsored-card")
     assert row.reasons == (), row.reasons  # no picture drawn that fails to load: no empty box
@@ -125,3 +134,18 @@ def test_a_card_without_padding_of_its_own_is_copied_with_the_space_its_content_
     assert (panel.native or "").startswith("div "), panel
     assert panel.distances["padding"] <= 4, panel
     assert row.native, row.distances
+
+
+def test_a_card_s_padding_is_where_its_lines_start_not_where_its_prices_and_centred_label_do(
+    browser_direct: BrowserContext,
+) -> None:
+    page = browser_direct.new_page()
+    try:
+        page.set_content((PAGES / "cart-summary.html").read_text(encoding="utf-8"))
+        page.add_script_tag(path=EXTENSION_DIR / "content" / "boxes.js")
+        summary = "document.querySelector('.summary')"
+        inset = page.evaluate(f"contentInset({summary}, getComputedStyle({summary}))")
+    finally:
+        page.close()
+    assert inset == [22, 22, 22, 22], inset
+    assert drawn("cart-summary.html", "generic-buybox-discount-shame").native

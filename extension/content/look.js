@@ -201,6 +201,22 @@
     return (pick(outlined, key) || pick(usable, key))?.el || null;
   }
 
+  // The page's own button when it has no boxed one of its own look: the look most of its buttons share.
+  // A page whose every control is in the browser's look (a saved copy that lost its stylesheets, eBay's
+  // search page) shows that look, and a pattern's button in it is one of the page's; a page with
+  // buttons drawn as links (amazon.com's "All") has links for buttons. None at all: null.
+  function ownButton({ items, within }) {
+    const buttons = items.filter(
+      (item) => item.text && !item.role && buttonLike(item) && !item.el.matches(":disabled, [aria-disabled=true]"),
+    );
+    const styled = buttons.filter((item) => !browserDefault(item.style));
+    const boxed = ({ style }) => opaque(parseColor(style.backgroundColor)) || hasBorder(style);
+    // A page that styles its fields but left its button bare lost the button's rule: madeButton.
+    if (styled.some(boxed) || (!styled.length && controlBox(within))) return null;
+    const key = (item) => typeKey(item) + boxOf(item.style, item.seen).pad + item.style.backgroundColor;
+    return pick(styled.length ? styled : buttons, key)?.el || null;
+  }
+
   // A native card: a box with a border or a fill of its own, card-sized, on a light colour; the one
   // around the anchor when there is one, else the page's most common one.
   function card(anchor, { backdrop, within }, surface, forbidden) {
@@ -315,12 +331,13 @@
   // No usable button of the page's own (none, a disabled or a browser-default one): a finished button
   // made of the page's parts, never the browser's: its type (font stack and size, in bold), a fill in
   // its accent (a coloured link, else a coloured strip's fill, else its body text colour) with white or
-  // body-coloured letters, and the radius, padding and height of its own form controls or cards.
+  // body-coloured letters, the radius and padding of its own form controls or cards, and its controls' height.
   function madeButton(type, onFill, frame, forbidden, within) {
     const link = parseColor(type.link.color);
     const fill = link && !neutral(link) && !forbidden.fill.has(type.link.color) ? type.link.color : onFill ? onFill.seen : type.text.color;
     const ink = luminance(parseColor(fill) || { r: 0, g: 0, b: 0 }) > 160 ? type.text.color : "rgb(255, 255, 255)";
-    const box = controlBox(within) || (frame ? getComputedStyle(frame) : null);
+    const controls = controlBox(within);
+    const box = controls || (frame ? getComputedStyle(frame) : null);
     const pad = box ? `${box.paddingTop} ${box.paddingRight} ${box.paddingBottom} ${box.paddingLeft}` : "8px 16px";
     return {
       ...type.text,
@@ -332,7 +349,8 @@
       border: `1px solid ${fill}`,
       radius: box ? box.borderTopLeftRadius : "4px",
       pad: parseFloat(box?.paddingLeft) >= 8 ? pad : "8px 16px",
-      height: box && parseFloat(box.height) >= 28 ? `${Math.round(parseFloat(box.height))}px` : "auto",
+      // A control's height; a card's is no button's (amazon.com's 209 px card made a 209 px button).
+      height: controls && parseFloat(controls.height) >= 28 ? `${Math.round(parseFloat(controls.height))}px` : "auto",
     };
   }
 
@@ -368,10 +386,17 @@
     const control = (el) =>
       el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el), el.getBoundingClientRect()) } : null;
     const copied = control(primary);
-    const button = copied && readable(copied, surface) ? copied : madeButton(type, onFill, frame, forbidden, page.within);
+    const own = control(ownButton(page));
+    const button = copied && readable(copied, surface)
+      ? copied
+      : own && readable(own, surface)
+        ? own
+        : madeButton(type, onFill, frame, forbidden, page.within);
     const second = control(secondary);
     // An offer's badge ("-15%") is drawn as the page draws its own: its sale badge (the one role a
-    // discount may borrow), else its text on one of its coloured fills, else its button's colours.
+    // discount may borrow), else its text on one of its coloured strips, else its bold text. A chip in
+    // black or grey (mobly.com.br's footer) or in its button's colours (books.toscrape.com) is a badge
+    // the page never shows.
     const sale = pick(
       items.filter((item) => item.role === "sale" && item.text && item.text.length <= 16 && item.seen !== ground && item.seen !== surface),
     );
@@ -379,9 +404,9 @@
     const owned = sale && opaque(parseColor(sale.style.backgroundColor));
     const badge = sale
       ? { ...typeOf(sale.style), ...(owned ? boxOf(sale.style, sale.seen, sale.box) : { bg: sale.seen, seen: sale.seen, ...chip }) }
-      : onFill
+      : onFill && !neutral(parseColor(onFill.seen))
         ? { ...typeOf(onFill.style), bg: onFill.seen, seen: onFill.seen, ...chip }
-        : { ...button, ...chip };
+        : { ...type.strong, bg: "transparent", seen: surface, border: "0px none transparent", radius: "0px", pad: "0px", height: "auto" };
     return {
       surface,
       ...type,

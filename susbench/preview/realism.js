@@ -51,10 +51,17 @@ function realismMeasure(scope) {
   }
   function role(el, style) {
     const tag = el.tagName.toLowerCase();
+    // The page's fields, to tell whether it styles its controls at all (the drawn pattern has none).
+    if (scope.nodeType === 9 && /^(input|select|textarea)$/.test(tag) && !/^(submit|button|hidden|checkbox|radio|image|reset|file|range|color)$/.test(el.type)) return "field";
     const filled = opaque(style.backgroundColor) || parseFloat(style.borderTopWidth) > 0;
     // A clickable card (olx.com.pk's listing boxes say role=button) is a surface to see, not a button.
     const cardSized = el.getBoundingClientRect().height > 64;
-    if (tag === "button" || (tag === "input" && /^(submit|button)$/.test(el.type)) || (el.getAttribute("role") === "button" && !cardSized)) return "button";
+    // A button drawn as a link (no fill, no border, no room around its words: eBay's and amazon.com's
+    // saved pages) is read as the text it looks like, the page's and the pattern's alike.
+    const boxless = !filled && parseFloat(style.paddingLeft) < 4;
+    if (tag === "button" || (tag === "input" && /^(submit|button)$/.test(el.type)) || (el.getAttribute("role") === "button" && !cardSized)) {
+      return !boxless ? "button" : ownText(el) ? "text" : null;
+    }
     if (tag === "a" && filled && parseFloat(style.paddingLeft) >= 4) return "button";
     // The pattern's panel is a surface only when it is drawn as one: a panel with neither a border nor
     // a fill unlike what is behind it shows no box, and its text is compared on its own.
@@ -106,7 +113,7 @@ function realismMeasure(scope) {
       // copied: its own words sit after a checkbox or an icon that no native card need have.
       padding: kind === "panel" && scope.nodeType === 9 ? contentInset(el, style) : [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
       line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
-      browser_default: kind === "button" ? browserDefault(style) : [],
+      browser_default: kind === "button" ? browserDefault(style) : kind === "field" && /^(inset|outset)$/.test(style.borderTopStyle) ? [`the browser's ${style.borderTopStyle} field border`] : [],
     });
   }
   return found;

@@ -263,10 +263,19 @@ def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> Element
     """The native element of the same role that fails fewest thresholds (then: smallest distances).
 
     A native control in the browser's own look (a saved copy's button whose stylesheet was lost) is
-    no look of the page's, so it is no counterpart; a drawn one in that look is never native.
+    no look of the page's while the page styles any of its buttons or fields: then it is no
+    counterpart, and a drawn one in that look is never native. A page whose every control is in the
+    browser's look (eBay's saved search page) shows that look, and a copy of it is the page's.
     """
-    same = [item for item in natives if item["role"] == drawn["role"] and not item.get("browser_default")]
-    default = drawn.get("browser_default") or []
+    unstyled = not any(
+        item["role"] in ("button", "field") and not item.get("browser_default") for item in natives
+    )
+    same = [
+        item
+        for item in natives
+        if item["role"] == drawn["role"] and (unstyled or not item.get("browser_default"))
+    ]
+    default = [] if unstyled else drawn.get("browser_default") or []
     reason = f"a browser-default control: {'; '.join(default)}" if default else None
     if drawn["role"] in ("text", "button") and drawn["text"].strip():
         ratio = contrast_ratio(drawn["color"], drawn["background"])
