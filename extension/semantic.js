@@ -348,8 +348,9 @@ function semanticAnchors(doc, vocabulary, options) {
   const textControls = (matches) => textNodes(matches).map(clickable);
   const innermost = (list) => list.filter((el) => !list.some((other) => other !== el && el.contains(other)));
 
+  // The options an anchor means: a choice's row of choices (a size button's sizes), else the element.
   function optionArea(el) {
-    const control = el.matches(OPTION_CONTROLS) ? el : null;
+    const control = el.matches(`${OPTION_CONTROLS}, button, [role=button], [role=radio]`) ? el : null;
     const parent = el.parentElement;
     if (control && parent && parent !== doc.body && parent.textContent.length < 400) return parent;
     return el;
@@ -450,7 +451,16 @@ function semanticAnchors(doc, vocabulary, options) {
             })
             .filter(Boolean),
       ],
-      ["vocabulary", () => innermost(queryAll(attributeSelector(vocabulary.options))).map(optionArea)],
+      [
+        "vocabulary",
+        () => {
+          // A label named like the choices (elkor.lv's "variantsLabel" above its size buttons) is no
+          // choice: where any named element holds a control, those are the options.
+          const named = innermost(queryAll(attributeSelector(vocabulary.options)));
+          const choosing = named.filter((el) => el.matches(`${OPTION_CONTROLS}, ${CLICKABLE}`) || queryAll(`${OPTION_CONTROLS}, ${CLICKABLE}`, el).some(visible));
+          return (choosing.length ? choosing : named).map(optionArea);
+        },
+      ],
     ],
   };
 

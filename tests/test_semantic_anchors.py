@@ -265,6 +265,32 @@ def test_rules_go_in_order_and_skip_hidden_chrome_and_injected_nodes(browser_dir
         page.close()
 
 
+# elkor.lv's size choice: a label whose test id names the variants, above a row of size buttons whose
+# class names the selector; the label is no option to place a pattern after.
+NAMED_LABEL_PAGE = """
+<main>
+  <h1>Socks, three pairs</h1>
+  <div class="variants">
+    <div data-testid="variantsLabel">Izmērs</div>
+    <div class="variants-wrapper"><div class="sizes" id="sizes">
+      <button class="size-selector">36/41</button> <button class="size-selector">42/46</button>
+    </div></div>
+  </div>
+  <button type="submit" name="add-to-cart">Ielikt grozā</button>
+</main>
+"""
+
+
+def test_options_named_by_a_label_and_a_button_row_are_the_row(browser_direct: BrowserContext) -> None:
+    page = browser_direct.new_page()
+    try:
+        page.set_content(NAMED_LABEL_PAGE)
+        found = find_kinds(page, {"options": "#sizes"})
+        assert found["options"]["rule"] == "vocabulary" and found["options"]["ok"], found
+    finally:
+        page.close()
+
+
 CAROUSEL_PAGE = """
 <main>
   <h1>Cable</h1>
