@@ -354,6 +354,14 @@
     };
   }
 
+  // The copied card as drawn where the pattern goes (on `outside`, in the card's colour `surface`). With
+  // neither a border nor a fill unlike its ground it shows no box, and its padding would only set the
+  // pattern in from the page's column (elkor.lv's gift wrap, 20 px right of the sizes above it).
+  function drawnCard(box, surface, outside) {
+    const shows = (parseFloat(box.border) > 0 && !box.border.includes(" none ")) || surface !== outside;
+    return { ...box, bg: surface, ...(shows ? {} : { pad: "0px" }) };
+  }
+
   // `inline`: the pattern has no card of its own and sits on the anchor's background.
   function model(anchor, inline) {
     const page = survey();
@@ -414,7 +422,7 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      card: frame ? { ...boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect(), frame), bg: surface } : null,
+      card: frame ? drawnCard(boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect(), frame), surface, outside) : null,
       picture: picture(page),
     };
   }
@@ -434,8 +442,11 @@
   const RULES = [
     ...["text", "muted", "strong", "title", "link"].map((name) => `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)}}`),
     `[data-look~=onfill]{${TYPE_RULE.replaceAll("N", "onfill")};background:var(--onfill-bg)}`,
-    // A link choice is one box (never broken over two lines), so its centre is on it, as a click aims.
-    "a[data-look]{cursor:pointer;white-space:nowrap}",
+    // A link choice is one box, so its centre is on it, as a click aims: a block in the line, which wraps
+    // inside its card (unbroken, a long "No thanks" ran out of books.toscrape.com's narrow tiles). No
+    // weight of its own (:where), so a template's layout for its links wins.
+    "a[data-look]{cursor:pointer}",
+    ":where(a[data-look]){display:inline-block;max-width:100%}",
     `[data-look~=badge]{${TYPE_RULE.replaceAll("N", "badge")};${BOX_RULE.replaceAll("N", "badge")};display:inline-block}`,
     ...["primary", "secondary"].map(
       (name) =>
