@@ -25,6 +25,9 @@
     return html.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (_, key) => escapeHtml(texts[key] || ""));
   }
 
+  // The placements that put a pattern among the page's elements (the rest float over the page).
+  const IN_FLOW = new Set(["before", "after", "prepend", "append"]);
+
   function place(host, anchor, placement) {
     if (placement === "before") anchor.before(host);
     else if (placement === "after") anchor.after(host);
@@ -43,7 +46,7 @@
     const root = host.attachShadow({ mode: "closed" });
     root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
     const inline = !/data-look="[^"]*\bcard\b/.test(template.html);
-    const drawn = look.paint(anchor, injection.style, inline);
+    const drawn = look.paint(anchor, injection.style, inline, IN_FLOW.has(injection.placement));
     root.innerHTML = `<style>${drawn.css}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     // The page's own picture (already loaded by the page), or no picture part at all: never an empty box.

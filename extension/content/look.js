@@ -354,16 +354,18 @@
     };
   }
 
-  // The copied card as drawn where the pattern goes (on `outside`, in the card's colour `surface`). With
-  // neither a border nor a fill unlike its ground it shows no box, and its padding would only set the
-  // pattern in from the page's column (elkor.lv's gift wrap, 20 px right of the sizes above it).
-  function drawnCard(box, surface, outside) {
-    const shows = (parseFloat(box.border) > 0 && !box.border.includes(" none ")) || surface !== outside;
+  // The copied card as drawn where the pattern goes (on `outside`, in the card's colour `surface`). In
+  // the page's flow with neither a border nor a fill unlike its ground it shows no box, and its padding
+  // would only set the pattern in from the page's column (elkor.lv's gift wrap, 20 px right of the sizes
+  // above it); a card that floats over the page (a pop-up) is always seen as one.
+  function drawnCard(box, surface, outside, inFlow) {
+    const shows = !inFlow || (parseFloat(box.border) > 0 && !box.border.includes(" none ")) || surface !== outside;
     return { ...box, bg: surface, ...(shows ? {} : { pad: "0px" }) };
   }
 
-  // `inline`: the pattern has no card of its own and sits on the anchor's background.
-  function model(anchor, inline) {
+  // `inline`: the pattern has no card of its own and sits on the anchor's background; `inFlow`: it is
+  // placed among the page's elements, not over them.
+  function model(anchor, inline, inFlow) {
     const page = survey();
     const { items, backdrop } = page;
     const special = anchor.matches("button, a, input, select, h1, h2, h3, h4, h5, h6");
@@ -422,7 +424,7 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      card: frame ? drawnCard(boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect(), frame), surface, outside) : null,
+      card: frame ? drawnCard(boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect(), frame), surface, outside, inFlow) : null,
       picture: picture(page),
     };
   }
@@ -461,8 +463,8 @@
   // carries none of them, so `getComputedStyle(host)` shows nothing), and the address of the page's
   // picture the pattern's <img> shows. A component the page lacks falls back to its nearest kin: no
   // second button, a link; no usable primary button, one made of the page's parts (madeButton).
-  function paint(anchor, style, inline) {
-    const look = model(anchor, inline);
+  function paint(anchor, style, inline, inFlow) {
+    const look = model(anchor, inline, inFlow);
     const bare = { bg: "transparent", border: "0px none transparent", radius: "0px", pad: "0px", height: "auto" };
     const list = [
       `--surface:${clean(look.surface)}`,
