@@ -420,7 +420,6 @@
     return {
       surface,
       ...type,
-      onfill: onFill ? { ...typeOf(onFill.style), bg: onFill.seen } : { ...button },
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
@@ -443,7 +442,6 @@
   const BOX_RULE = "background:var(--N-bg);border:var(--N-border);border-radius:var(--N-radius);padding:var(--N-pad);box-sizing:border-box";
   const RULES = [
     ...["text", "muted", "strong", "title", "link"].map((name) => `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)}}`),
-    `[data-look~=onfill]{${TYPE_RULE.replaceAll("N", "onfill")};background:var(--onfill-bg)}`,
     // A link choice is one box, so its centre is on it, as a click aims: a block in the line, which wraps
     // inside its card (unbroken, a long "No thanks" ran out of books.toscrape.com's narrow tiles). No
     // weight of its own (:where), so a template's layout for its links wins.
@@ -472,7 +470,6 @@
       `--accent:${clean(style.accent || look.link.color)}`,
       `--width:${style.max_width ? `${style.max_width}px` : "none"}`,
       ...["text", "muted", "strong", "title", "link"].flatMap((name) => vars(name, look[name])),
-      ...vars("onfill", look.onfill),
       ...vars("badge", look.badge),
       ...vars("primary", look.primary),
       ...vars("secondary", look.secondary || { ...look.link, ...bare }),
