@@ -281,6 +281,7 @@ NAMED_LABEL_PAGE = """
 """
 
 
+@pytest.mark.e2e
 def test_options_named_by_a_label_and_a_button_row_are_the_row(browser_direct: BrowserContext) -> None:
     page = browser_direct.new_page()
     try:
@@ -305,6 +306,7 @@ CAROUSEL_PAGE = """
 """
 
 
+@pytest.mark.e2e
 def test_a_pattern_is_placed_whole_never_cut_by_a_box_that_clips(browser_direct: BrowserContext) -> None:
     """A carousel's fixed-height track with overflow hidden leaves a strip of a card after its last
     tile: the first slot (the card beside the tiles) is refused, the one past the track is taken."""
