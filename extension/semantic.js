@@ -457,7 +457,8 @@ function semanticAnchors(doc, vocabulary, options) {
           // A label named like the choices (elkor.lv's "variantsLabel" above its size buttons) is no
           // choice: where any named element holds a control, those are the options.
           const named = innermost(queryAll(attributeSelector(vocabulary.options)));
-          const choosing = named.filter((el) => el.matches(`${OPTION_CONTROLS}, ${CLICKABLE}`) || queryAll(`${OPTION_CONTROLS}, ${CLICKABLE}`, el).some(visible));
+          const choice = `${OPTION_CONTROLS}, ${CLICKABLE}`;
+          const choosing = named.filter((el) => el.matches(choice) || queryAll(choice, el).some(visible));
           return (choosing.length ? choosing : named).map(optionArea);
         },
       ],

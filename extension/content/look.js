@@ -358,8 +358,10 @@
   // the page's flow with neither a border nor a fill unlike its ground it shows no box, and its padding
   // would only set the pattern in from the page's column (elkor.lv's gift wrap, 20 px right of the sizes
   // above it); a card that floats over the page (a pop-up) is always seen as one.
-  function drawnCard(box, surface, outside, inFlow) {
-    const shows = !inFlow || (parseFloat(box.border) > 0 && !box.border.includes(" none ")) || surface !== outside;
+  function drawnCard(frame, surface, outside, inFlow) {
+    const style = getComputedStyle(frame);
+    const box = boxOf(style, surface, frame.getBoundingClientRect(), frame);
+    const shows = !inFlow || hasBorder(style) || surface !== outside;
     return { ...box, bg: surface, ...(shows ? {} : { pad: "0px" }) };
   }
 
@@ -423,7 +425,7 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      card: frame ? drawnCard(boxOf(getComputedStyle(frame), surface, frame.getBoundingClientRect(), frame), surface, outside, inFlow) : null,
+      card: frame ? drawnCard(frame, surface, outside, inFlow) : null,
       picture: picture(page),
     };
   }
