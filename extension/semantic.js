@@ -549,7 +549,8 @@ function semanticAnchors(doc, vocabulary, options) {
 
   // Candidate slots beside the anchor, nearest first: block-level boxes (the anchor or its
   // ancestors, never inside a control) whose parent stacks its children and has room for a panel.
-  // `cell`: the pattern is a card among the parent's cards (grids and wrapping rows accepted).
+  // `cell`: the pattern is a card among the parent's cards (grids and wrapping rows accepted); the
+  // slot beside the card itself says `cell`, and the pattern is laid out as one of the grid's cells.
   function slots(anchor, placement, { cell = false } = {}) {
     if (placement === "corner") {
       const edges = ["right", "left"].flatMap((side) => EDGE_STEPS.map((top) => ({ corner: side, top })));
@@ -563,9 +564,26 @@ function semanticAnchors(doc, vocabulary, options) {
       if (parent === doc.documentElement || own.position === "absolute" || own.position === "fixed") continue;
       if (own.display.startsWith("inline") || own.display === "contents" || own.display.startsWith("table-")) continue;
       if (!stacks(parent, cell && depth === 0) || parent.getBoundingClientRect().width < MIN_SLOT_WIDTH) continue;
-      out.push({ target: el, placement });
+      out.push(cell && depth === 0 ? { target: el, placement, cell: true } : { target: el, placement });
     }
     return out;
+  }
+
+  // A pattern drawn as one of a grid's cells takes that cell's place in the grid's layout: its float and
+  // width (books.toscrape.com floats its cells, and a block between two of them lay over the first
+  // one's button), its share of a flex or grid row, its margins and its height. The cell's padding and
+  // box are the pattern's card (extension/content/look.js). A rule for the pattern's shadow host.
+  const CELL_LAYOUT = [
+    "float", "width", "box-sizing", "vertical-align", "align-self", "flex-grow", "flex-shrink", "flex-basis",
+    "grid-column-start", "grid-column-end", "grid-row-start", "grid-row-end",
+    "margin-top", "margin-right", "margin-bottom", "margin-left",
+  ];
+
+  function cellLayout(cell) {
+    const s = style(cell);
+    const layout = CELL_LAYOUT.map((prop) => `${prop}: ${s.getPropertyValue(prop)} !important`);
+    const display = s.display.startsWith("inline") ? "inline-block" : "block";
+    return `:host { display: ${display} !important; padding: 0 !important; min-height: ${s.height} !important; ${layout.join("; ")}; }`;
   }
 
   // Visible page controls (inside `scope`).
@@ -665,5 +683,5 @@ function semanticAnchors(doc, vocabulary, options) {
     return { layers, accept: buttons.find((button) => layers.some((layer) => layer.contains(button))) || null };
   }
 
-  return { kinds: KINDS, find, slots, place, covering, showing, shows, gap, pageLayers };
+  return { kinds: KINDS, find, slots, cellLayout, place, covering, showing, shows, gap, pageLayers };
 }

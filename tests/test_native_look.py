@@ -7,10 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import BrowserContext
+from playwright.sync_api import BrowserContext, Playwright
 
+from susbench.browser import LocalBackend
+from susbench.browser.bridge import ExtensionBridge
+from susbench.catalog.injections import build_extension
 from susbench.core.paths import EXTENSION_DIR
-from susbench.preview.anchors import generic_injections
+from susbench.preview.anchors import SavedPages, generic_injections, saved_page
 from susbench.preview.realism import ElementMatch, RealismRow, measure_realism
 
 PAGES = Path(__file__).parent / "data" / "native"
@@ -149,3 +152,45 @@ def test_a_card_s_padding_is_where_its_lines_start_not_where_its_prices_and_cent
         page.close()
     assert inset == [22, 22, 22, 22], inset
     assert drawn("cart-summary.html", "generic-buybox-discount-shame").native
+
+
+# The page's product cells (each cell's body) and the drawn pattern, where each is on the page.
+CELLS_AND_PATTERN = """() => {
+  const at = (el) => { const b = el.getBoundingClientRect(); return [b.left, b.top + scrollY, b.width]; };
+  return {
+    pods: [...document.querySelectorAll('.pod')].map(at),
+    names: [...document.querySelectorAll('.pod h3')].map((h) => h.textContent),
+  };
+}"""
+
+
+def test_a_disguised_ad_in_a_floated_grid_is_laid_out_as_one_of_its_cells(web_playwright: Playwright) -> None:
+    """books.toscrape.com floats its grid's cells: the ad was a block between two cells (refused: it lay
+    over the first cell's button), then went under the whole grid in the sidebar's grey bordered box."""
+    path = PAGES / "float-grid.html"
+    source = SavedPages([saved_page(path, {})])
+    (ref,) = source.pages
+    (injection,) = generic_injections("generic-grid-sponsored-card")
+    profile = source.profile().model_copy(update={"extension_dir": build_extension()})
+    with LocalBackend(web_playwright).launch(profile) as session:
+        bridge = ExtensionBridge(session.context)
+        page = session.context.new_page()
+        source.prepare(page, ref)
+        with bridge.episode("float-grid", injection.id):
+            page.goto(ref.url, wait_until="domcontentloaded")
+            assert bridge.choices(page, wait=8.0)
+            page.evaluate("window.scrollTo(0, 0)")
+            box = bridge.panel(page)
+            layout = page.evaluate(CELLS_AND_PATTERN)
+    assert box is not None
+    first, second, third = layout["pods"][:3]
+    # The ad is the grid's second cell: the first cell's row, the next column, a cell body's width; the
+    # page's second product moved one place on, as every cell after it.
+    assert abs(box.y - first[1]) <= 1 and abs(box.width - first[2]) <= 1, (box, layout)
+    assert first[0] + first[2] < box.x < second[0], (box, layout)
+    assert (second[1], third[1]) == (first[1], first[1]) and layout["names"][1] == "The Salt Road Letters"
+    row = drawn("float-grid.html", "generic-grid-sponsored-card")
+    assert row.native and row.reasons == (), (row.distances, row.reasons)
+    (name,) = [element for element in row.elements if element.text == "Everyday Essentials Starter Bundle"]
+    assert (name.native or "").startswith("a "), name  # the cells' product names are links
+    assert not of_role(row, "panel"), row.elements  # a cell body without a box: the ad shows none either

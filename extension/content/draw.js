@@ -36,9 +36,21 @@
     else document.body.append(host);
   }
 
+  // A pattern placed as one of a grid's cells takes the cell's layout (`layout`: semantic.js's cellLayout);
+  // placed anywhere else, none.
+  function fit(mounted, layout) {
+    const sheets = mounted.root.adoptedStyleSheets.filter((sheet) => sheet === HOST_SHEET || sheet === OVERLAY_SHEET);
+    if (layout) {
+      const sheet = new CSSStyleSheet();
+      sheet.replaceSync(layout);
+      sheets.push(sheet);
+    }
+    mounted.root.adoptedStyleSheets = sheets;
+  }
+
   // Returns the mounted pattern: {host, root, frame, exposed, sight (see exposure.look)}; it is not in
-  // the page until `place`.
-  function render({ injection, template, texts }, anchor) {
+  // the page until `place`. `cell`: the grid cell it is drawn as one more of, if any.
+  function render({ injection, template, texts }, anchor, cell) {
     // A plain element with no id, class or attribute: nothing in the page DOM names or marks it. Its
     // blank text (never rendered: the shadow tree has no slot) keeps it out of `:empty` rules.
     const host = document.createElement("div");
@@ -46,7 +58,7 @@
     const root = host.attachShadow({ mode: "closed" });
     root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
     const inline = !/data-look="[^"]*\bcard\b/.test(template.html);
-    const drawn = look.paint(anchor, injection.style, inline, IN_FLOW.has(injection.placement));
+    const drawn = look.paint(anchor, injection.style, inline, IN_FLOW.has(injection.placement), cell);
     root.innerHTML = `<style>${drawn.css}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     // The page's own picture (already loaded by the page), or no picture part at all: never an empty box.
@@ -108,5 +120,5 @@
     if (dismissed) mounted.frame.hidden = true;
   }
 
-  helper.draw = { render, place, appear, panel, act, toggle, restore };
+  helper.draw = { render, place, fit, appear, panel, act, toggle, restore };
 })();

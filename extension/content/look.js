@@ -256,13 +256,51 @@
     const usable = (img) =>
       img && img.currentSrc && img.complete && img.naturalWidth >= 80 && img.naturalHeight >= 60 &&
       img.naturalWidth <= img.naturalHeight * 2.5 && img.getBoundingClientRect().width >= 60;
-    const inGrid = found.grid ? [...found.grid.querySelectorAll("img")].find(usable) : null;
+    // The grid's picture furthest from its first card, where an advert among the cards goes: the same
+    // cover twice side by side gave books.toscrape.com's advert away.
+    const cells = found.grid ? [...found.grid.parentElement.children].reverse() : [];
+    const inGrid = cells.map((cell) => [...cell.querySelectorAll("img")].find(usable)).find(Boolean);
     const own = found.image && found.image.tagName === "IMG" ? found.image : found.image?.querySelector("img");
     const decor = (img) => /logo|icon|sprite|banner/i.test(`${img.currentSrc.slice(0, 200)} ${img.className} ${img.id} ${img.alt}`) ||
       Boolean(img.closest("[class*=logo i], [id*=logo i], header, nav, footer"));
     const any = [...document.images].filter((img) => within(img) && !state.ours(img) && usable(img) && !decor(img));
-    const chosen = inGrid || (usable(own) ? own : null) || any.find((img) => img !== own) || any[0];
-    return chosen ? chosen.currentSrc : null;
+    return inGrid || (usable(own) ? own : null) || any.find((img) => img !== own) || any[0] || null;
+  }
+
+  // One of the page's grid cells as a card drawn among them shows it: the cell's body (the cell, or the
+  // element it wraps alone, books.toscrape.com's <li> around its <article>) with its box where it has one,
+  // its alignment, where that body sits in the cell, and the look of the cell's product name.
+  function tileOf(cell, backdrop) {
+    let body = cell;
+    const chain = [cell];
+    while (body.children.length === 1 && !body.firstElementChild.matches("a, img, picture")) {
+      body = body.firstElementChild;
+      chain.push(body);
+    }
+    const boxed = (el) => hasBorder(getComputedStyle(el)) || backdrop(el) !== backdrop(el.parentElement);
+    const frame = chain.find(boxed) || body;
+    const [outer, inner] = [cell.getBoundingClientRect(), frame.getBoundingClientRect()];
+    const inset = [inner.top - outer.top, outer.right - inner.right, outer.bottom - inner.bottom, inner.left - outer.left];
+    const named = (el) => el.textContent.trim().length >= 8 && el.getClientRects().length;
+    const name = [...cell.querySelectorAll("a")].find(named) || [...cell.querySelectorAll("h2, h3, h4")].find(named);
+    return {
+      frame,
+      align: getComputedStyle(frame).textAlign,
+      margin: inset.map((side) => `${Math.max(0, Math.round(side))}px`).join(" "),
+      tall: `${Math.round(inner.height)}px`,
+      name: name ? typeOf(getComputedStyle(name)) : null,
+    };
+  }
+
+  // The page's own frame around a grid picture (books.toscrape.com's thumbnail border), at its height.
+  function pictureFrame(img, align) {
+    const style = getComputedStyle(img);
+    return {
+      ...boxOf(style, style.backgroundColor),
+      height: style.height,
+      sizing: style.boxSizing,
+      inline: align === "center" ? "auto" : "0px",
+    };
   }
 
   // The page's type on one background: body, muted, bold, heading and link text, and a text button.
@@ -366,8 +404,9 @@
   }
 
   // `inline`: the pattern has no card of its own and sits on the anchor's background; `inFlow`: it is
-  // placed among the page's elements, not over them.
-  function model(anchor, inline, inFlow) {
+  // placed among the page's elements, not over them; `cell`: the grid cell (a disguised ad in the
+  // page's product grid) it is drawn as one more of.
+  function model(anchor, inline, inFlow, cell) {
     const page = survey();
     const { items, backdrop } = page;
     const special = anchor.matches("button, a, input, select, h1, h2, h3, h4, h5, h6");
@@ -382,7 +421,8 @@
       fill: new Set(marked.map((item) => item.style.backgroundColor).filter((c) => c !== ground && opaque(parseColor(c)))),
     };
     const outside = backdrop(context);
-    const frame = inline ? null : card(anchor, page, outside, forbidden);
+    const tile = !inline && cell ? tileOf(cell, backdrop) : null;
+    const frame = inline ? null : tile ? tile.frame : card(anchor, page, outside, forbidden);
     const surface = frame ? backdrop(frame) : outside;
     const fallback = typeOf(getComputedStyle(context));
     const type = typeOn(page, surface, forbidden) || typeOn(page, outside, forbidden) ||
@@ -419,6 +459,7 @@
       : onFill && !neutral(parseColor(onFill.seen))
         ? { ...typeOf(onFill.style), bg: onFill.seen, seen: onFill.seen, ...chip }
         : { ...type.strong, bg: "transparent", seen: surface, border: "0px none transparent", radius: "0px", pad: "0px", height: "auto" };
+    const shown = picture(page);
     return {
       surface,
       ...type,
@@ -426,7 +467,10 @@
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
       card: frame ? drawnCard(frame, surface, outside, inFlow) : null,
-      picture: picture(page),
+      picture: shown ? shown.currentSrc : null,
+      cell: tile
+        ? { align: tile.align, margin: tile.margin, tall: tile.tall, name: tile.name || type.text, frame: shown ? pictureFrame(shown, tile.align) : null }
+        : null,
     };
   }
 
@@ -458,26 +502,38 @@
     `[data-look~=card]{${BOX_RULE.replaceAll("N", "card")}}`,
     "img[data-look~=picture]{display:block;width:100%;object-fit:contain}",
   ].join("\n");
+  // A card drawn as one of the page's grid cells: placed, aligned and sized as the cell's body, its
+  // product name in the cell's name look, its picture in the cell's picture frame.
+  const CELL_RULES = [
+    "[data-look~=card]{text-align:var(--cell-align);margin:var(--cell-margin);min-height:var(--cell-tall)}",
+    `[data-look~=name]{${TYPE_RULE.replaceAll("N", "name")}}`,
+    "[data-look~=card] img[data-look~=picture]{width:auto;max-width:100%;height:var(--frame-height);box-sizing:var(--frame-sizing);" +
+      "background:var(--frame-bg);border:var(--frame-border);border-radius:var(--frame-radius);padding:var(--frame-pad);" +
+      "margin-left:var(--frame-inline);margin-right:var(--frame-inline)}",
+  ].join("\n");
 
   // The page's look as custom properties and rules inside the pattern's closed shadow root (the host
   // carries none of them, so `getComputedStyle(host)` shows nothing), and the address of the page's
   // picture the pattern's <img> shows. A component the page lacks falls back to its nearest kin: no
   // second button, a link; no usable primary button, one made of the page's parts (madeButton).
-  function paint(anchor, style, inline, inFlow) {
-    const look = model(anchor, inline, inFlow);
+  function paint(anchor, style, inline, inFlow, cell) {
+    const look = model(anchor, inline, inFlow, cell);
     const bare = { bg: "transparent", border: "0px none transparent", radius: "0px", pad: "0px", height: "auto" };
     const list = [
       `--surface:${clean(look.surface)}`,
       `--font:${clean(look.text.font)}`,
       `--accent:${clean(style.accent || look.link.color)}`,
-      `--width:${style.max_width ? `${style.max_width}px` : "none"}`,
+      `--width:${style.max_width && !look.cell ? `${style.max_width}px` : "none"}`,
       ...["text", "muted", "strong", "title", "link"].flatMap((name) => vars(name, look[name])),
       ...vars("badge", look.badge),
       ...vars("primary", look.primary),
       ...vars("secondary", look.secondary || { ...look.link, ...bare }),
       ...vars("card", look.card || { ...bare, bg: look.surface }),
     ];
-    return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}`, picture: look.picture };
+    if (!look.cell) return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}`, picture: look.picture };
+    const { name, frame, ...placed } = look.cell;
+    list.push(...vars("cell", placed), ...vars("name", name), ...vars("frame", frame));
+    return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}\n${CELL_RULES}`, picture: look.picture };
   }
 
   helper.look = { paint, model };

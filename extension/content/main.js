@@ -54,7 +54,9 @@
   }
 
   function mount(offer, found) {
-    const mounted = { ...draw.render(offer, found.el), strikes: 0, gaveUp: false };
+    // Where the nearest slot beside the anchor is a grid's cell, the pattern is drawn as one of its cells.
+    const cell = found.slots && found.slots.length && found.slots[0].cell ? found.slots[0].target : null;
+    const mounted = { ...draw.render(offer, found.el, cell), strikes: 0, gaveUp: false };
     state.mounted = mounted;
     input.capture(mounted);
     put(mounted, found);

@@ -39,7 +39,7 @@
   }
 
   // Puts the pattern into one slot: beside an element, or (a pop-up) at a corner or edge of the viewport.
-  function settle(mounted, slot) {
+  function settle(mounted, slot, anchors) {
     const { host, frame } = mounted;
     if (slot.corner) {
       frame.dataset.corner = slot.corner;
@@ -50,13 +50,14 @@
       frame.style.top = "";
       draw.place(host, slot.target, slot.placement);
     }
+    draw.fit(mounted, slot.cell ? anchors.cellLayout(slot.target) : null);
     return { element: draw.panel(mounted), remove: () => host.remove() };
   }
 
   // Puts the mounted pattern where `found` (from `locate`) says.
   function put(mounted, found, placement) {
     if (found.slots && found.slots.length) {
-      found.anchors.place(found.slots, (slot) => settle(mounted, slot), onTop);
+      found.anchors.place(found.slots, (slot) => settle(mounted, slot, found.anchors), onTop);
     } else if (placement === "corner") {
       settle(mounted, { corner: "bottom right" });
     } else {
