@@ -5,12 +5,13 @@ page's own components and borrows no colour the page keeps for something else.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Playwright
 
 from susbench.browser import LocalBackend
-from susbench.browser.bridge import ExtensionBridge
+from susbench.browser.bridge import Box, ExtensionBridge
 from susbench.catalog.injections import build_extension
 from susbench.core.paths import EXTENSION_DIR
 from susbench.preview.anchors import SavedPages, generic_injections, saved_page
@@ -164,25 +165,32 @@ CELLS_AND_PATTERN = """() => {
 }"""
 
 
-def test_a_disguised_ad_in_a_floated_grid_is_laid_out_as_one_of_its_cells(web_playwright: Playwright) -> None:
-    """books.toscrape.com floats its grid's cells: the ad was a block between two cells (refused: it lay
-    over the first cell's button), then went under the whole grid in the sidebar's grey bordered box."""
-    path = PAGES / "float-grid.html"
-    source = SavedPages([saved_page(path, {})])
+def laid_out(web_playwright: Playwright, page_file: str, injection_id: str, script: str) -> tuple[Box, Any]:
+    """Where the extension drew one generic injection on a fixture page, and `script`'s answer there."""
+    source = SavedPages([saved_page(PAGES / page_file, {})])
     (ref,) = source.pages
-    (injection,) = generic_injections("generic-grid-sponsored-card")
+    (injection,) = generic_injections(injection_id)
     profile = source.profile().model_copy(update={"extension_dir": build_extension()})
     with LocalBackend(web_playwright).launch(profile) as session:
         bridge = ExtensionBridge(session.context)
         page = session.context.new_page()
         source.prepare(page, ref)
-        with bridge.episode("float-grid", injection.id):
+        with bridge.episode(page_file, injection.id):
             page.goto(ref.url, wait_until="domcontentloaded")
             assert bridge.choices(page, wait=8.0)
             page.evaluate("window.scrollTo(0, 0)")
             box = bridge.panel(page)
-            layout = page.evaluate(CELLS_AND_PATTERN)
+            answer = page.evaluate(script)
     assert box is not None
+    return box, answer
+
+
+def test_a_disguised_ad_in_a_floated_grid_is_laid_out_as_one_of_its_cells(web_playwright: Playwright) -> None:
+    """books.toscrape.com floats its grid's cells: the ad was a block between two cells (refused: it lay
+    over the first cell's button), then went under the whole grid in the sidebar's grey bordered box."""
+    box, layout = laid_out(
+        web_playwright, "float-grid.html", "generic-grid-sponsored-card", CELLS_AND_PATTERN
+    )
     first, second, third = layout["pods"][:3]
     # The ad is the grid's second cell: the first cell's row, the next column, a cell body's width; the
     # page's second product moved one place on, as every cell after it.
@@ -194,3 +202,49 @@ def test_a_disguised_ad_in_a_floated_grid_is_laid_out_as_one_of_its_cells(web_pl
     (name,) = [element for element in row.elements if element.text == "Everyday Essentials Starter Bundle"]
     assert (name.native or "").startswith("a "), name  # the cells' product names are links
     assert not of_role(row, "panel"), row.elements  # a cell body without a box: the ad shows none either
+
+
+def test_a_disguised_ad_among_cards_with_their_picture_beside_their_words_is_drawn_so(
+    web_playwright: Playwright,
+) -> None:
+    """saucedemo.com's cards: the ad came out with its picture on top of its words (a card half as tall
+    again as the others) and its name in the look of the link around the name, not the name's own."""
+    box, heights = laid_out(
+        web_playwright,
+        "pictures-beside-words.html",
+        "generic-grid-sponsored-card",
+        "() => [...document.querySelectorAll('.item')].map((item) => item.getBoundingClientRect().height)",
+    )
+    # As tall as a card in a row of its own (with its picture on top it stretched its row to 391 px).
+    assert abs(box.height - heights[-1]) <= 2 and max(heights) - min(heights) <= 2, (box, heights)
+    row = drawn("pictures-beside-words.html", "generic-grid-sponsored-card")
+    assert row.native and row.reasons == (), (row.distances, row.reasons)
+    (name,) = [element for element in row.elements if element.text == "Everyday Essentials Starter Bundle"]
+    assert name.native == "div 'Canvas weekender bag'", name
+
+
+def test_a_card_whose_words_sit_under_a_picture_is_read_by_the_space_beside_them(
+    browser_direct: BrowserContext,
+) -> None:
+    page = browser_direct.new_page()
+    try:
+        page.set_content((PAGES / "pictured-tiles.html").read_text(encoding="utf-8"))
+        page.add_script_tag(path=EXTENSION_DIR / "content" / "boxes.js")
+        tile = "document.querySelector('.thumb')"
+        inset = page.evaluate(f"contentInset({tile}, getComputedStyle({tile}))")
+    finally:
+        page.close()
+    assert inset == [15, 15, 15, 15], inset
+
+
+SAUCEDEMO = Path(__file__).parent / "data" / "styled-shops" / "saucedemo"
+
+
+def test_every_generic_injection_is_native_on_a_styled_shop_whose_pictures_are_saved() -> None:
+    """Swag Labs' listing and a product page, saved with their CSS, fonts and pictures."""
+    rows = list(measure_realism([str(SAUCEDEMO)], generic_injections("all")))
+    assert len(rows) == 2 * len(generic_injections("all"))
+    failing = [(row.page, row.injection, row.error, row.reasons) for row in rows if not row.native]
+    assert not failing, failing
+    ads = [row for row in rows if row.type == "disguised_ad"]
+    assert ads and all(row.reasons == () for row in ads)

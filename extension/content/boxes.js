@@ -21,13 +21,17 @@ function drawnCorner(style, rect) {
 // taken as one at the limit, taskflow's cart summary's prices and button outweighed its lines). That is its
 // padding for a card that holds its text directly, and the space its inner blocks keep for one whose
 // own padding is little or none (olx.com.pk's cards). Lines end where their words do, so the right and
-// bottom are taken as the left and the top. A card without text has its written padding.
+// bottom are taken as the left and the top; under a picture, the top as the left. A card whose words all start further in (a picture beside
+// them, saucedemo.com's product card) keeps them as far from its sides as from its top, where it writes
+// no padding of its own: at its written 0 px they touched the copied card's border. A card without text
+// has its written padding.
 function contentInset(el, style) {
   const INSET_LIMIT = 48; // the most padding a card is read to have, in pixels
   const box = el.getBoundingClientRect();
   const inner = { top: box.top + (parseFloat(style.borderTopWidth) || 0), left: box.left + (parseFloat(style.borderLeftWidth) || 0) };
   const clamp = (gap) => Math.round(Math.min(Math.max(gap, 0), INSET_LIMIT));
   let top = null;
+  let pictured = false;
   const starts = new Map(); // left gap -> characters of text starting there
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   const range = document.createRange();
@@ -42,6 +46,11 @@ function contentInset(el, style) {
       const line = parseFloat(getComputedStyle(node.parentElement).lineHeight);
       const leading = Number.isFinite(line) ? Math.max(0, (line - first.height) / 2) : 0;
       top = clamp(first.top - leading - inner.top);
+      // Words under a picture are no measure of the card's top (opencart's product tiles read as 48 px).
+      pictured = [...el.querySelectorAll("img")].some((img) => {
+        const r = img.getBoundingClientRect();
+        return r.width > 0 && r.bottom <= first.top + 1 && r.left < first.right && r.right > first.left;
+      });
     }
     const gap = first.left - inner.left;
     if (gap <= INSET_LIMIT) starts.set(clamp(gap), (starts.get(clamp(gap)) || 0) + text.length);
@@ -50,5 +59,6 @@ function contentInset(el, style) {
   if (top === null) return written;
   let left = null;
   for (const [gap, characters] of starts) if (left === null || characters > starts.get(left)) left = gap;
-  return left === null ? [top, written[1], top, written[3]] : [top, left, top, left];
+  if (left === null) return [top, written[1] || top, top, written[3] || top];
+  return pictured ? [left, left, left, left] : [top, left, top, left];
 }

@@ -282,9 +282,19 @@
     const [outer, inner] = [cell.getBoundingClientRect(), frame.getBoundingClientRect()];
     const inset = [inner.top - outer.top, outer.right - inner.right, outer.bottom - inner.bottom, inner.left - outer.left];
     const named = (el) => el.textContent.trim().length >= 8 && el.getClientRects().length;
-    const name = [...cell.querySelectorAll("a")].find(named) || [...cell.querySelectorAll("h2, h3, h4")].find(named);
+    const holder = [...cell.querySelectorAll("a")].find(named) || [...cell.querySelectorAll("h2, h3, h4")].find(named);
+    // The element whose own text the name is (saucedemo.com's link wraps the styled <div> of its name).
+    const words = holder && document.createTreeWalker(holder, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => (node.textContent.trim() ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+    });
+    const name = words && words.nextNode() ? words.currentNode.parentElement : holder;
+    // A cell whose picture stands beside its words (saucedemo.com's) is drawn so: the picture at the
+    // card's edge, the words kept in from the others by the card's padding.
+    const picture = [...cell.querySelectorAll("img")].find((img) => img.getClientRects().length);
+    const beside = Boolean(picture && name && picture.getBoundingClientRect().right <= name.getBoundingClientRect().left + 1);
     return {
       frame,
+      beside,
       align: getComputedStyle(frame).textAlign,
       margin: inset.map((side) => `${Math.max(0, Math.round(side))}px`).join(" "),
       tall: `${Math.round(inner.height)}px`,
@@ -293,13 +303,14 @@
   }
 
   // The page's own frame around a grid picture (books.toscrape.com's thumbnail border), at its height.
-  function pictureFrame(img, align) {
+  function pictureFrame(img, align, beside) {
     const style = getComputedStyle(img);
     return {
       ...boxOf(style, style.backgroundColor),
       height: style.height,
       sizing: style.boxSizing,
-      inline: align === "center" ? "auto" : "0px",
+      inline: align === "center" && !beside ? "auto" : "0px",
+      below: beside ? "0px" : "8px",
     };
   }
 
@@ -469,7 +480,17 @@
       card: frame ? drawnCard(frame, surface, outside, inFlow) : null,
       picture: shown ? shown.currentSrc : null,
       cell: tile
-        ? { align: tile.align, margin: tile.margin, tall: tile.tall, name: tile.name || type.text, frame: shown ? pictureFrame(shown, tile.align) : null }
+        ? {
+          align: tile.align,
+          margin: tile.margin,
+          tall: tile.tall,
+          flow: tile.beside ? "row" : "column",
+          // Beside its picture, the words keep the card's padding and the card none.
+          pad: tile.beside ? "0px" : "var(--card-pad)",
+          words: tile.beside ? "var(--card-pad)" : "0px",
+          name: tile.name || type.text,
+          frame: shown ? pictureFrame(shown, tile.align, tile.beside) : null,
+        }
         : null,
     };
   }
@@ -505,11 +526,14 @@
   // A card drawn as one of the page's grid cells: placed, aligned and sized as the cell's body, its
   // product name in the cell's name look, its picture in the cell's picture frame.
   const CELL_RULES = [
-    "[data-look~=card]{text-align:var(--cell-align);margin:var(--cell-margin);min-height:var(--cell-tall)}",
+    "[data-look~=card]{text-align:var(--cell-align);margin:var(--cell-margin);min-height:var(--cell-tall);padding:var(--cell-pad)}",
+    // Inside the frame, so the template's own layout of the same parts gives way.
+    "[data-part=frame] [data-look~=tile]{flex-direction:var(--cell-flow)}",
+    "[data-part=frame] [data-look~=words]{padding:var(--cell-words)}",
     `[data-look~=name]{${TYPE_RULE.replaceAll("N", "name")}}`,
     "[data-look~=card] img[data-look~=picture]{width:auto;max-width:100%;height:var(--frame-height);box-sizing:var(--frame-sizing);" +
       "background:var(--frame-bg);border:var(--frame-border);border-radius:var(--frame-radius);padding:var(--frame-pad);" +
-      "margin-left:var(--frame-inline);margin-right:var(--frame-inline)}",
+      "margin-left:var(--frame-inline);margin-right:var(--frame-inline);margin-bottom:var(--frame-below);flex:none}",
   ].join("\n");
 
   // The page's look as custom properties and rules inside the pattern's closed shadow root (the host

@@ -6,6 +6,14 @@
 /* exported realismMeasure */
 function realismMeasure(scope) {
   "use strict";
+  const sides = (style) => [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0);
+  // A drawn element's padding as written; a drawn card's with its words part's added (beside a picture,
+  // the card has none of its own and its words keep it).
+  const written = (el, style, kind) => {
+    const words = kind === "panel" ? el.querySelector("[data-look~=words]") : null;
+    const own = sides(style);
+    return words ? sides(getComputedStyle(words)).map((side, index) => side + own[index]) : own;
+  };
   // The browser's own button, styled by nothing but the user-agent sheet: a button in a fresh shadow
   // root, where no page rule reaches and none of the properties compared here is inherited.
   const reference = (() => {
@@ -110,8 +118,9 @@ function realismMeasure(scope) {
       background: backdrop(el),
       radius: drawnCorner(style, el.getBoundingClientRect()),
       // A native card's padding as it is seen (boxes.js); a drawn one's as written, which is what it
-      // copied: its own words sit after a checkbox or an icon that no native card need have.
-      padding: kind === "panel" && scope.nodeType === 9 ? contentInset(el, style) : [style.paddingTop, style.paddingRight, style.paddingBottom, style.paddingLeft].map((v) => parseFloat(v) || 0),
+      // copied: its own words sit after a checkbox or an icon that no native card need have. A drawn
+      // card whose words stand beside its picture keeps that padding on its words.
+      padding: kind === "panel" && scope.nodeType === 9 ? contentInset(el, style) : written(el, style, kind),
       line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
       browser_default: kind === "button" ? browserDefault(style) : kind === "field" && /^(inset|outset)$/.test(style.borderTopStyle) ? [`the browser's ${style.borderTopStyle} field border`] : [],
     });
