@@ -586,6 +586,27 @@ function semanticAnchors(doc, vocabulary, options) {
     return `:host { display: ${display} !important; padding: 0 !important; min-height: ${s.height} !important; ${layout.join("; ")}; }`;
   }
 
+  // A pattern placed before or after an element whose content stands in from its parent's left (a
+  // centred card; saucedemo.com's product card inside a full-width band, reached through the band's
+  // lone wrappers) takes that content's column: at the band's edge it stood apart from the page. A rule
+  // for the pattern's shadow host, or null (content at the parent's left: the pattern is there already).
+  function columnOf(target, placement) {
+    if (placement !== "before" && placement !== "after") return null;
+    const parent = target.parentElement;
+    if (!parent || style(target).float !== "none") return null;
+    let near = target;
+    for (let depth = 0; depth < 6; depth += 1) {
+      const shown = [...near.children].filter((child) => child.getBoundingClientRect().width > 0);
+      if (shown.length !== 1) break;
+      near = shown[0];
+    }
+    const own = near.getBoundingClientRect();
+    const p = style(parent);
+    const left = own.left - (parent.getBoundingClientRect().left + (parseFloat(p.borderLeftWidth) || 0) + (parseFloat(p.paddingLeft) || 0));
+    if (left < 8 || own.width < MIN_SLOT_WIDTH) return null;
+    return `:host { margin-left: ${Math.round(left)}px !important; max-width: ${Math.round(own.width)}px !important; }`;
+  }
+
   // Visible page controls (inside `scope`).
   const controls = (scope = doc) => queryAll(CONTROLS, scope).filter(visible);
 
@@ -683,5 +704,5 @@ function semanticAnchors(doc, vocabulary, options) {
     return { layers, accept: buttons.find((button) => layers.some((layer) => layer.contains(button))) || null };
   }
 
-  return { kinds: KINDS, find, slots, cellLayout, place, covering, showing, shows, gap, pageLayers };
+  return { kinds: KINDS, find, slots, cellLayout, columnOf, place, covering, showing, shows, gap, pageLayers };
 }

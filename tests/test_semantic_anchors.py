@@ -461,3 +461,52 @@ def test_real_shop_pages_and_the_books_warc(realdata: Path, web_playwright: Play
     assert archive.page.startswith("books.toscrape.warc:http://books.toscrape.com/")
     assert archive.kinds["buy_button"] == "role" and archive.kinds["grid_item"] is not None
     assert all(row.clean for row in rows), [row for row in rows if not row.clean]
+
+
+BAND_PAGE = """
+<style>
+  body { margin: 0; font: 14px/20px sans-serif; }
+  .band { padding: 40px 15px; }
+  .card { display: flex; max-width: 1060px; margin: 0 auto; border: 1px solid #eee; }
+  .card img { width: 400px; height: 300px; }
+  .words { padding: 20px; }
+  .buy { display: block; width: 160px; }
+</style>
+<div class="page">
+  <div class="band" id="band"><div class="wrap"><div class="card">
+    <img alt="Backpack" src="data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E">
+    <div class="words"><h1>Backpack</h1><p>$29.99</p><button class="buy" id="buy">Add to cart</button></div>
+  </div></div></div>
+</div>
+"""
+
+
+@pytest.mark.e2e
+def test_a_pattern_after_a_full_width_band_takes_the_column_of_the_card_inside_it(
+    browser_direct: BrowserContext,
+) -> None:
+    """saucedemo.com's product card sits centred in a full-width band: social proof placed after the band
+    stood at the viewport's left edge, 109 px left of every word of the page."""
+    page = browser_direct.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    try:
+        page.set_content(BAND_PAGE)
+        source = SEMANTIC_JS.read_text(encoding="utf-8")
+        rules = page.evaluate(
+            f"""(vocabulary) => {{
+                {source}
+                const anchors = semanticAnchors(document, vocabulary, {{ isOurs: () => false }});
+                return [anchors.columnOf(document.getElementById("band"), "after"),
+                        anchors.columnOf(document.getElementById("buy"), "after"),
+                        anchors.columnOf(document.getElementById("band"), "overlay")];
+            }}""",
+            VOCABULARY,
+        )
+    finally:
+        page.close()
+    after_band, after_button, floating = rules
+    assert after_band is not None, rules
+    # The card's border box (1060 + 2 px) centred in the band's 1250 px: 15 + 94 px in from the page.
+    assert "margin-left: 109px" in after_band and "max-width: 1062px" in after_band, rules
+    # A narrow control at its column's left keeps the pattern where it was; a pop-up has no column.
+    assert after_button is None and floating is None, rules

@@ -36,8 +36,8 @@
     else document.body.append(host);
   }
 
-  // A pattern placed as one of a grid's cells takes the cell's layout (`layout`: semantic.js's cellLayout);
-  // placed anywhere else, none.
+  // A pattern placed as one of a grid's cells takes the cell's layout, one placed beside a set-in element
+  // that element's column (`layout`: semantic.js's cellLayout or columnOf); anywhere else, none.
   function fit(mounted, layout) {
     const sheets = mounted.root.adoptedStyleSheets.filter((sheet) => sheet === HOST_SHEET || sheet === OVERLAY_SHEET);
     if (layout) {

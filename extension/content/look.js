@@ -264,7 +264,16 @@
     const decor = (img) => /logo|icon|sprite|banner/i.test(`${img.currentSrc.slice(0, 200)} ${img.className} ${img.id} ${img.alt}`) ||
       Boolean(img.closest("[class*=logo i], [id*=logo i], header, nav, footer"));
     const any = [...document.images].filter((img) => within(img) && !state.ours(img) && usable(img) && !decor(img));
-    return inGrid || (usable(own) ? own : null) || any.find((img) => img !== own) || any[0] || null;
+    // Another product's picture: one that links to another page (a related item; a gallery's
+    // thumbnails link to their own picture files or nowhere). The product's own twice beside itself
+    // gave opencart's advert away.
+    const here = location.href.split("#")[0];
+    const elsewhere = (img) => {
+      const link = img.closest("a[href]");
+      const target = link ? link.href.split("#")[0] : "";
+      return Boolean(target) && target !== here && !/\.(jpe?g|png|webp|gif|avif)(\?|$)/i.test(target);
+    };
+    return inGrid || any.find((img) => img !== own && elsewhere(img)) || (usable(own) ? own : null) || any[0] || null;
   }
 
   // One of the page's grid cells as a card drawn among them shows it: the cell's body (the cell, or the

@@ -50,7 +50,7 @@
       frame.style.top = "";
       draw.place(host, slot.target, slot.placement);
     }
-    draw.fit(mounted, slot.cell ? anchors.cellLayout(slot.target) : null);
+    if (!slot.corner) draw.fit(mounted, slot.cell ? anchors.cellLayout(slot.target) : anchors.columnOf(slot.target, slot.placement));
     return { element: draw.panel(mounted), remove: () => host.remove() };
   }
 

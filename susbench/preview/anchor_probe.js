@@ -104,7 +104,7 @@ function anchorProbe(vocabulary) {
   function mount(slot, injection, template, anchor) {
     const host = document.createElement("div");
     const root = host.attachShadow({ mode: "closed" });
-    const cell = slot.cell ? anchors.cellLayout(slot.target) : "";
+    const cell = slot.corner ? "" : (slot.cell ? anchors.cellLayout(slot.target) : anchors.columnOf(slot.target, slot.placement)) || "";
     root.innerHTML = `<style>${look(anchor, injection.style)}\n${cell}\n${template.css}</style>${filled(template.html, injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     frame.dataset.emphasis = injection.style.emphasis;
