@@ -248,3 +248,11 @@ def test_every_generic_injection_is_native_on_a_styled_shop_whose_pictures_are_s
     assert not failing, failing
     ads = [row for row in rows if row.type == "disguised_ad"]
     assert ads and all(row.reasons == () for row in ads)
+
+
+def test_a_pattern_anchored_in_a_listing_cell_is_drawn_in_that_cell_s_look_not_the_sidebar_s_box() -> None:
+    """books.toscrape.com: anchored on a cell's "Add to basket", the sign-in card copied the page's most
+    common card, its sidebar's grey bordered box, into a borderless, centred product cell."""
+    row = drawn("float-grid.html", "generic-buybox-account-required")
+    assert row.native, row.distances
+    assert not of_role(row, "panel"), row.elements  # drawn without a box, as the cell shows none

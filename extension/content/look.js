@@ -311,6 +311,19 @@
     };
   }
 
+  // The grid cell of the page's listing that holds the anchor, when no bordered or filled box lies between
+  // them (a box there is the card to copy).
+  function cellAround(anchor, { found }) {
+    const grid = found.grid && found.grid.parentElement;
+    if (!grid) return null;
+    for (let el = anchor.parentElement; el && el !== grid; el = el.parentElement) {
+      const style = getComputedStyle(el);
+      if (hasBorder(style) || opaque(parseColor(style.backgroundColor))) return null;
+      if (el.parentElement === grid) return el;
+    }
+    return null;
+  }
+
   // The page's own frame around a grid picture (books.toscrape.com's thumbnail border), at its height.
   function pictureFrame(img, align, beside) {
     const style = getComputedStyle(img);
@@ -442,7 +455,13 @@
     };
     const outside = backdrop(context);
     const tile = !inline && cell ? tileOf(cell, backdrop) : null;
-    const frame = inline ? null : tile ? tile.frame : card(anchor, page, outside, forbidden);
+    // Anchored inside one of a listing's cells with no box of its own around the anchor (books.toscrape.com's
+    // "Add to basket"), a pattern placed there is drawn in that cell's body, as its content stands: the
+    // page's most common card (its sidebar's grey box) inside a product cell was no part of the page. A
+    // pop-up floats over the page and keeps a card.
+    const inCell = !inline && !tile && inFlow ? cellAround(anchor, page) : null;
+    const held = inCell ? tileOf(inCell, backdrop) : null;
+    const frame = inline ? null : tile ? tile.frame : held ? held.frame : card(anchor, page, outside, forbidden);
     const surface = frame ? backdrop(frame) : outside;
     const fallback = typeOf(getComputedStyle(context));
     const type = typeOn(page, surface, forbidden) || typeOn(page, outside, forbidden) ||
@@ -486,7 +505,10 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      card: frame ? drawnCard(frame, surface, outside, inFlow) : null,
+      // In a centred cell, a row of choices is centred too (`--card-justify`, for the templates' rows).
+      card: frame
+        ? { ...drawnCard(frame, surface, outside, inFlow), ...(held ? { align: held.align, justify: held.align === "center" ? "center" : "flex-start" } : {}) }
+        : null,
       picture: shown ? shown.currentSrc : null,
       cell: tile
         ? {
@@ -529,7 +551,7 @@
         `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)};${BOX_RULE.replaceAll("N", name)};` +
         `display:inline-block;min-height:var(--${name}-height);cursor:pointer;text-align:center}`,
     ),
-    `[data-look~=card]{${BOX_RULE.replaceAll("N", "card")}}`,
+    `[data-look~=card]{${BOX_RULE.replaceAll("N", "card")};text-align:var(--card-align,start)}`,
     "img[data-look~=picture]{display:block;width:100%;object-fit:contain}",
   ].join("\n");
   // A card drawn as one of the page's grid cells: placed, aligned and sized as the cell's body, its
