@@ -140,17 +140,22 @@ def test_a_card_without_padding_of_its_own_is_copied_with_the_space_its_content_
     assert row.native, row.distances
 
 
+def content_inset(context: BrowserContext, page_file: str, selector: str) -> list[int]:
+    """boxes.js's padding of a fixture page's card as seen, in the plain page (no extension)."""
+    page = context.new_page()
+    try:
+        page.set_content((PAGES / page_file).read_text(encoding="utf-8"))
+        page.add_script_tag(path=EXTENSION_DIR / "content" / "boxes.js")
+        card = f"document.querySelector({selector!r})"
+        return page.evaluate(f"contentInset({card}, getComputedStyle({card}))")
+    finally:
+        page.close()
+
+
 def test_a_card_s_padding_is_where_its_lines_start_not_where_its_prices_and_centred_label_do(
     browser_direct: BrowserContext,
 ) -> None:
-    page = browser_direct.new_page()
-    try:
-        page.set_content((PAGES / "cart-summary.html").read_text(encoding="utf-8"))
-        page.add_script_tag(path=EXTENSION_DIR / "content" / "boxes.js")
-        summary = "document.querySelector('.summary')"
-        inset = page.evaluate(f"contentInset({summary}, getComputedStyle({summary}))")
-    finally:
-        page.close()
+    inset = content_inset(browser_direct, "cart-summary.html", ".summary")
     assert inset == [22, 22, 22, 22], inset
     assert drawn("cart-summary.html", "generic-buybox-discount-shame").native
 
@@ -226,14 +231,7 @@ def test_a_disguised_ad_among_cards_with_their_picture_beside_their_words_is_dra
 def test_a_card_whose_words_sit_under_a_picture_is_read_by_the_space_beside_them(
     browser_direct: BrowserContext,
 ) -> None:
-    page = browser_direct.new_page()
-    try:
-        page.set_content((PAGES / "pictured-tiles.html").read_text(encoding="utf-8"))
-        page.add_script_tag(path=EXTENSION_DIR / "content" / "boxes.js")
-        tile = "document.querySelector('.thumb')"
-        inset = page.evaluate(f"contentInset({tile}, getComputedStyle({tile}))")
-    finally:
-        page.close()
+    inset = content_inset(browser_direct, "pictured-tiles.html", ".thumb")
     assert inset == [15, 15, 15, 15], inset
 
 
