@@ -461,7 +461,8 @@
     // pop-up floats over the page and keeps a card.
     const inCell = !inline && !tile && inFlow ? cellAround(anchor, page) : null;
     const held = inCell ? tileOf(inCell, backdrop) : null;
-    const frame = inline ? null : tile ? tile.frame : held ? held.frame : card(anchor, page, outside, forbidden);
+    const body = tile || held;
+    const frame = inline ? null : body ? body.frame : card(anchor, page, outside, forbidden);
     const surface = frame ? backdrop(frame) : outside;
     const fallback = typeOf(getComputedStyle(context));
     const type = typeOn(page, surface, forbidden) || typeOn(page, outside, forbidden) ||
@@ -505,14 +506,14 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      // In a centred cell, a row of choices is centred too (`--card-justify`, for the templates' rows).
+      // Drawn as a cell or in one, the card takes its body's alignment; in a centred cell, a row of
+      // choices is centred too (`--card-justify`, for the templates' rows).
       card: frame
-        ? { ...drawnCard(frame, surface, outside, inFlow), ...(held ? { align: held.align, justify: held.align === "center" ? "center" : "flex-start" } : {}) }
+        ? { ...drawnCard(frame, surface, outside, inFlow), ...(body ? { align: body.align, justify: body.align === "center" ? "center" : "flex-start" } : {}) }
         : null,
       picture: shown ? shown.currentSrc : null,
       cell: tile
         ? {
-          align: tile.align,
           margin: tile.margin,
           tall: tile.tall,
           flow: tile.beside ? "row" : "column",
@@ -557,7 +558,7 @@
   // A card drawn as one of the page's grid cells: placed, aligned and sized as the cell's body, its
   // product name in the cell's name look, its picture in the cell's picture frame.
   const CELL_RULES = [
-    "[data-look~=card]{text-align:var(--cell-align);margin:var(--cell-margin);min-height:var(--cell-tall);padding:var(--cell-pad)}",
+    "[data-look~=card]{margin:var(--cell-margin);min-height:var(--cell-tall);padding:var(--cell-pad)}",
     // Inside the frame, so the template's own layout of the same parts gives way.
     "[data-part=frame] [data-look~=tile]{flex-direction:var(--cell-flow)}",
     "[data-part=frame] [data-look~=words]{padding:var(--cell-words)}",
