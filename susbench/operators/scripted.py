@@ -131,13 +131,14 @@ class ScriptedOperator(OracleBaseline):
         if show_pattern(ctx, oracle) and role is not None:
             for _ in range(1 + RELOADS_LOOKED_PAST):
                 with _reloads(ctx.page) as reloaded:
-                    clicked = self._click(ctx, oracle, role)
+                    self._click(ctx, oracle, role)
                     ctx.page.wait_for_timeout(SETTLE_MS)
-                if not (clicked and reloaded):
+                if not reloaded:
                     return
-                # The page reloaded itself under the click, which may have landed on neither document:
-                # look at the pattern drawn again and choose again, as a person would (every choice
-                # a policy makes decides the same when made twice).
+                # The page reloaded itself under the click, which may have landed on neither document
+                # (or failed: a locator click's element went with the old one): look at the pattern
+                # drawn again and choose again, as a person would (every choice a policy makes decides
+                # the same when made twice).
                 ctx.record("decide.reloaded", {"role": role, "url": ctx.page.url})
                 ctx.page.wait_for_load_state("load")
                 if not show_pattern(ctx, oracle) or role not in {c.role for c in oracle.choices(None)}:
