@@ -68,19 +68,33 @@ function semanticAnchors(doc, vocabulary, options) {
   const visible = (el) => !isOurs(el) && shows(el);
 
   // Whole: no ancestor that clips what overflows it (a carousel's track, a fixed-height row) cuts
-  // any of it away (a scrolling box does not: what it holds is scrolled to). A page's own element may show in part; a drawn pattern is either all there or
-  // not placed there, since a strip of a card is no pattern a person could read.
+  // any of it away (a scrolling box does not: what it holds is scrolled to), and no card around it
+  // (a bordered or filled box narrower than the page) is too small to hold it: saucedemo.com's
+  // listing cards are 240 px tall whatever they hold, and their border ran through a pattern's last
+  // line. A page's own element may show in part; a drawn pattern is either all there, inside the
+  // boxes it is placed in, or not placed there, since a strip of a card is no pattern a person could read.
   function whole(el) {
     const box = el.getBoundingClientRect();
     for (let a = up(el); a && a !== doc.body && a !== doc.documentElement; a = up(a)) {
       const s = style(a);
       const clipsX = s.overflowX === "hidden" || s.overflowX === "clip";
       const clipsY = s.overflowY === "hidden" || s.overflowY === "clip";
+      const around = a.getBoundingClientRect();
+      const inside = box.top >= around.top + (parseFloat(s.borderTopWidth) || 0) - 0.5 && box.bottom <= around.bottom - (parseFloat(s.borderBottomWidth) || 0) + 0.5;
+      if (edged(s) && around.width < win.innerWidth * 0.9 && !inside) return false;
       if (!clipsX && !clipsY) continue;
-      const seen = overlap(box, a.getBoundingClientRect());
+      const seen = overlap(box, around);
       if (!seen || (clipsX && seen.width < box.width - 2) || (clipsY && seen.height < box.height - 2)) return false;
     }
     return true;
+  }
+
+  // A box a person sees the edges of: a border, or a fill.
+  function edged(s) {
+    const sides = ["Top", "Right", "Bottom", "Left"];
+    const bordered = sides.some((side) => parseFloat(s[`border${side}Width`]) > 0 && !["none", "hidden"].includes(s[`border${side}Style`]));
+    const filled = !/^(transparent|rgba\(.*,\s*0\))$/.test(s.backgroundColor);
+    return bordered || filled;
   }
 
   // Site chrome (navigation, banner, footer, dialogs) never holds the product's own elements.
@@ -321,10 +335,12 @@ function semanticAnchors(doc, vocabulary, options) {
   const grids = new Map();
   const gridsBy = (rule) => grids.get(rule) || grids.set(rule, repeated(GRID_MARKERS[rule]())).get(rule);
   const cards = once(() => new Set(Object.keys(GRID_MARKERS).flatMap((rule) => gridsBy(rule).flat())));
-  const inCard = (el) => {
-    for (let a = el; a && a !== doc.body; a = a.parentElement) if (cards().has(a)) return true;
-    return false;
+  // The product card that holds `el`, if any.
+  const cardOf = (el) => {
+    for (let a = el; a && a !== doc.body; a = a.parentElement) if (cards().has(a)) return a;
+    return null;
   };
+  const inCard = (el) => cardOf(el) !== null;
 
   // ---- the rules, per kind: [rule, () => candidates] in the order they are tried ----
   const buyLabel = labelMatcher(vocabulary.buy_button);
@@ -558,15 +574,60 @@ function semanticAnchors(doc, vocabulary, options) {
     }
     const out = [];
     let el = anchor.closest("a[href], button, label, summary, select, [role=button], [role=link]") || anchor;
+    // A listing's card (books.toscrape.com's "Add to basket" is in one) in a row of cards: the pattern
+    // may go under (or over) the card's row instead, in the card's column, as if the card had grown.
+    // Floated cards must: a card taller than its row catches the next row's cards, leaving a hole in
+    // the grid. Cards in a flex or grid row take the pattern inside where it fits, else (saucedemo.com's
+    // are 240 px tall whatever they hold: see `whole`) under their row. (A page's floated columns,
+    // Bootstrap 3's buy box beside its gallery, are no listing: patterns stay inside them.)
+    const card = cell ? null : cardOf(anchor);
+    const rows = card && (placement === "before" || placement === "after") ? rowKind(card) : null;
     for (let depth = 0; el && el.parentElement && el !== doc.body && depth < 12; el = el.parentElement, depth += 1) {
       const parent = el.parentElement;
       const own = style(el);
       if (parent === doc.documentElement || own.position === "absolute" || own.position === "fixed") continue;
       if (own.display.startsWith("inline") || own.display === "contents" || own.display.startsWith("table-")) continue;
+      if (rows === "float" && card.contains(parent)) continue;
+      if (rows && el === card) {
+        out.push(rowSlot(card, placement, rows));
+        continue;
+      }
       if (!stacks(parent, cell && depth === 0) || parent.getBoundingClientRect().width < MIN_SLOT_WIDTH) continue;
       out.push(cell && depth === 0 ? { target: el, placement, cell: true } : { target: el, placement });
     }
     return out;
+  }
+
+  // The slots for `injection` anchored on `el`, found as `kind`: beside a grid item, cells of its grid.
+  // An advert anchored inside a listing's card (a buy button on a category page) is one more card of
+  // the listing, as shops show adverts there, not a second picture and name inside a product's card.
+  function slotsFor(el, kind, injection) {
+    const card = kind === "grid_item" ? el : injection.type === "disguised_ad" ? cardOf(el) : null;
+    return card ? slots(card, injection.placement, { cell: true }) : slots(el, injection.placement);
+  }
+
+  const isFloated = (el) => style(el).float !== "none";
+
+  // How a card's listing lays its cards out in rows: floated, a wrapping flex row or a grid of
+  // columns; null where each card has a line of its own.
+  function rowKind(card) {
+    if (isFloated(card)) return "float";
+    const s = style(card.parentElement);
+    if (s.display.endsWith("flex") && s.flexDirection.startsWith("row") && s.flexWrap !== "nowrap") return "flex";
+    if (s.display.endsWith("grid") && s.gridTemplateColumns.trim().split(/\s+/).length > 1) return "grid";
+    return null;
+  }
+
+  // The slot past the end (after) or before the start (before) of a card's row: the cells beside it,
+  // in the same flow, that share its top. `under` is the card whose column the pattern takes.
+  function rowSlot(card, placement, rows) {
+    const top = card.getBoundingClientRect().top;
+    const inRow = (sibling) =>
+      sibling.getBoundingClientRect().width > 0 && !["absolute", "fixed"].includes(style(sibling).position) &&
+      (rows !== "float" || isFloated(sibling)) && Math.abs(sibling.getBoundingClientRect().top - top) <= 2;
+    const row = [...card.parentElement.children].filter(inRow);
+    const target = placement === "after" ? row[row.length - 1] : row[0];
+    return { target, placement, under: card, rows };
   }
 
   // A pattern drawn as one of a grid's cells takes that cell's place in the grid's layout: its float and
@@ -586,6 +647,35 @@ function semanticAnchors(doc, vocabulary, options) {
     return `:host { display: ${display} !important; padding: 0 !important; min-height: ${s.height} !important; ${layout.join("; ")}; }`;
   }
 
+  // A pattern placed under or over a card's row takes the card's column, at the card's content box
+  // (a floated cell's padding is the grid's gutter), on a line of its own: clear of the row's floats,
+  // the whole of a flex line (its padding keeps it to the column), or every column of the grid.
+  function rowBreak(card, rows) {
+    const s = style(card);
+    const box = card.getBoundingClientRect();
+    const parent = card.parentElement;
+    const p = style(parent);
+    const outer = parent.getBoundingClientRect();
+    const start = outer.left + (parseFloat(p.borderLeftWidth) || 0) + (parseFloat(p.paddingLeft) || 0);
+    const end = outer.right - (parseFloat(p.borderRightWidth) || 0) - (parseFloat(p.paddingRight) || 0);
+    const left = Math.round(box.left + (parseFloat(s.borderLeftWidth) || 0) + (parseFloat(s.paddingLeft) || 0) - start);
+    const right = Math.round(end - box.right + (parseFloat(s.borderRightWidth) || 0) + (parseFloat(s.paddingRight) || 0));
+    if (rows === "float") {
+      return `:host { clear: both !important; margin-left: ${left}px !important; width: ${Math.round(end - start) - left - right}px !important; }`;
+    }
+    const line = rows === "flex" ? "flex: 0 0 100% !important" : "grid-column: 1 / -1 !important";
+    return `:host { ${line}; box-sizing: border-box !important; padding: 0 ${right}px 0 ${left}px !important; }`;
+  }
+
+  // The rule for a pattern's shadow host in `slot` (from `slots`): a grid cell's layout, a
+  // card's column under its row, or the column of a set-in element; null where it needs none.
+  function layoutOf(slot) {
+    if (slot.corner) return null;
+    if (slot.cell) return cellLayout(slot.target);
+    if (slot.under) return rowBreak(slot.under, slot.rows);
+    return columnOf(slot.target, slot.placement);
+  }
+
   // A pattern placed before or after an element whose content stands in from its parent's left (a
   // centred card; saucedemo.com's product card inside a full-width band, reached through the band's
   // lone wrappers) takes that content's column: at the band's edge it stood apart from the page. A rule
@@ -595,12 +685,17 @@ function semanticAnchors(doc, vocabulary, options) {
     const parent = target.parentElement;
     if (!parent || style(target).float !== "none") return null;
     let near = target;
+    let shown = [];
     for (let depth = 0; depth < 6; depth += 1) {
-      const shown = [...near.children].filter((child) => child.getBoundingClientRect().width > 0);
+      shown = [...near.children].filter((child) => child.getBoundingClientRect().width > 0);
       if (shown.length !== 1) break;
       near = shown[0];
     }
-    const own = near.getBoundingClientRect();
+    // Where the content is: the element reached where it shows a box, else the span of its children (a
+    // listing's cards, set in from the list's edge by their margins).
+    const inFlow = shown.filter((child) => !["absolute", "fixed"].includes(style(child).position));
+    const spans = (inFlow.length > 1 && !edged(style(near)) ? inFlow : [near]).map((child) => child.getBoundingClientRect());
+    const own = { left: Math.min(...spans.map((b) => b.left)), width: Math.max(...spans.map((b) => b.right)) - Math.min(...spans.map((b) => b.left)) };
     const p = style(parent);
     const left = own.left - (parent.getBoundingClientRect().left + (parseFloat(p.borderLeftWidth) || 0) + (parseFloat(p.paddingLeft) || 0));
     if (left < 8 || own.width < MIN_SLOT_WIDTH) return null;
@@ -704,5 +799,5 @@ function semanticAnchors(doc, vocabulary, options) {
     return { layers, accept: buttons.find((button) => layers.some((layer) => layer.contains(button))) || null };
   }
 
-  return { kinds: KINDS, find, slots, cellLayout, columnOf, place, covering, showing, shows, gap, pageLayers };
+  return { kinds: KINDS, find, slots, slotsFor, layoutOf, place, covering, showing, shows, gap, pageLayers };
 }

@@ -4,10 +4,12 @@ page's own components and borrows no colour the page keeps for something else.""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from playwright.sync_api import BrowserContext, Playwright
 
 from susbench.browser import LocalBackend
@@ -170,8 +172,11 @@ CELLS_AND_PATTERN = """() => {
 }"""
 
 
-def laid_out(web_playwright: Playwright, page_file: str, injection_id: str, script: str) -> tuple[Box, Any]:
-    """Where the extension drew one generic injection on a fixture page, and `script`'s answer there."""
+def laid_out(
+    web_playwright: Playwright, page_file: str, injection_id: str, script: str
+) -> tuple[Box, Any, Image.Image]:
+    """Where the extension drew one generic injection on a fixture page, `script`'s answer there, and
+    what the drawn panel looks like."""
     source = SavedPages([saved_page(PAGES / page_file, {})])
     (ref,) = source.pages
     (injection,) = generic_injections(injection_id)
@@ -186,25 +191,53 @@ def laid_out(web_playwright: Playwright, page_file: str, injection_id: str, scri
             page.evaluate("window.scrollTo(0, 0)")
             box = bridge.panel(page)
             answer = page.evaluate(script)
-    assert box is not None
-    return box, answer
+            assert box is not None
+            clip = {"x": box.x, "y": box.y, "width": box.width, "height": box.height}
+            seen = Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("L")
+    return box, answer, seen
 
 
-def test_a_disguised_ad_in_a_floated_grid_is_laid_out_as_one_of_its_cells(web_playwright: Playwright) -> None:
+def line_centres(seen: Image.Image) -> list[float]:
+    """For each line drawn in a picture of a pattern on white (a run of rows of pixels with ink), where
+    its ink is centred, as an offset from the picture's middle."""
+    width, height = seen.size
+    pixels = seen.load()
+    lines: list[tuple[int, int]] = []
+    after_blank = True
+    for y in range(height):
+        inked = [x for x in range(width) if pixels[x, y] < 200]
+        if inked and after_blank:
+            lines.append((inked[0], inked[-1]))
+        elif inked:
+            lines[-1] = (min(lines[-1][0], inked[0]), max(lines[-1][1], inked[-1]))
+        after_blank = not inked
+    assert lines, "nothing drawn"
+    return [(first + last) / 2 - (width - 1) / 2 for first, last in lines]
+
+
+@pytest.mark.parametrize(
+    ("injection", "title"),
+    [
+        ("generic-grid-sponsored-card", "Everyday Essentials Starter Bundle"),
+        ("generic-buybox-sponsored-accessory", "Complete it with the care kit"),
+    ],
+)
+def test_a_disguised_ad_in_a_floated_grid_is_laid_out_as_one_of_its_cells(
+    web_playwright: Playwright, injection: str, title: str
+) -> None:
     """books.toscrape.com floats its grid's cells: the ad was a block between two cells (refused: it lay
-    over the first cell's button), then went under the whole grid in the sidebar's grey bordered box."""
-    box, layout = laid_out(
-        web_playwright, "float-grid.html", "generic-grid-sponsored-card", CELLS_AND_PATTERN
-    )
+    over the first cell's button), then went under the whole grid in the sidebar's grey bordered box. An
+    ad anchored on a cell's "Add to basket" was a second picture and name inside that product's cell."""
+    box, layout, _ = laid_out(web_playwright, "float-grid.html", injection, CELLS_AND_PATTERN)
     first, second, third = layout["pods"][:3]
     # The ad is the grid's second cell: the first cell's row, the next column, a cell body's width; the
     # page's second product moved one place on, as every cell after it.
     assert abs(box.y - first[1]) <= 1 and abs(box.width - first[2]) <= 1, (box, layout)
     assert first[0] + first[2] < box.x < second[0], (box, layout)
     assert (second[1], third[1]) == (first[1], first[1]) and layout["names"][1] == "The Salt Road Letters"
-    row = drawn("float-grid.html", "generic-grid-sponsored-card")
+    row = drawn("float-grid.html", injection)
     assert row.native and row.reasons == (), (row.distances, row.reasons)
-    (name,) = [element for element in row.elements if element.text == "Everyday Essentials Starter Bundle"]
+    (name,) = [element for element in row.elements if element.text == title]
     assert (name.native or "").startswith("a "), name  # the cells' product names are links
     assert not of_role(row, "panel"), row.elements  # a cell body without a box: the ad shows none either
 
@@ -214,7 +247,7 @@ def test_a_disguised_ad_among_cards_with_their_picture_beside_their_words_is_dra
 ) -> None:
     """saucedemo.com's cards: the ad came out with its picture on top of its words (a card half as tall
     again as the others) and its name in the look of the link around the name, not the name's own."""
-    box, heights = laid_out(
+    box, heights, _ = laid_out(
         web_playwright,
         "pictures-beside-words.html",
         "generic-grid-sponsored-card",
@@ -254,3 +287,63 @@ def test_a_pattern_anchored_in_a_listing_cell_is_drawn_in_that_cell_s_look_not_t
     row = drawn("float-grid.html", "generic-buybox-account-required")
     assert row.native, row.distances
     assert not of_role(row, "panel"), row.elements  # drawn without a box, as the cell shows none
+
+
+@pytest.mark.parametrize(
+    ("injection", "centred"),
+    [
+        ("generic-price-recent-buyers", True),
+        ("generic-buybox-returns-fee", True),
+        ("generic-buybox-partner-offers", False),
+    ],
+)
+def test_a_pattern_in_a_floated_cell_goes_under_its_row_centred_as_the_cell_and_leaves_the_grid_whole(
+    web_playwright: Playwright, injection: str, centred: bool
+) -> None:
+    """books.toscrape.com: a pattern after a cell's "Add to basket" made that cell taller than its row, so
+    the next row's first cell caught on it and a hole opened in the grid; and social proof and a hidden
+    fee stood at the left of a cell whose every line is centred (a choice of options keeps its dots in
+    one column)."""
+    box, layout, seen = laid_out(web_playwright, "float-grid.html", injection, CELLS_AND_PATTERN)
+    first, *_, fourth, fifth, sixth = layout["pods"]
+    # In the first cell's column, under the first row; the second row starts in the first column, under it.
+    assert abs(box.x - first[0]) <= 1 and abs(box.width - first[2]) <= 1, (box, layout)
+    assert box.y >= fourth[1] + 330 and fifth[1] >= box.y + box.height, (box, layout)
+    assert (fifth[0], sixth[0]) == (first[0], layout["pods"][1][0]), layout
+    if centred:
+        off = [round(centre) for centre in line_centres(seen) if abs(centre) > 6]
+        assert not off, (off, box)
+
+
+COLUMNS = """() => [...document.querySelectorAll('.col')].map((column) => {
+  const b = column.getBoundingClientRect();
+  return [b.left, b.bottom];
+})"""
+
+
+def test_a_pattern_in_a_product_page_s_floated_buy_column_stays_in_that_column(
+    web_playwright: Playwright,
+) -> None:
+    """A Bootstrap 3 product page floats its picture beside its buy box: floated columns, but no listing."""
+    box, (gallery, buy), _ = laid_out(
+        web_playwright, "floated-columns.html", "generic-price-recent-buyers", COLUMNS
+    )
+    assert box.x >= buy[0] and box.y + box.height <= buy[1], (box, gallery, buy)
+
+
+CARDS = """() => [...document.querySelectorAll('.card')].map((card) => {
+  const b = card.getBoundingClientRect();
+  return [b.left, b.top, b.right, b.bottom];
+})"""
+
+
+def test_a_pattern_too_tall_for_a_fixed_height_card_goes_under_the_card_s_row_in_its_column(
+    web_playwright: Playwright,
+) -> None:
+    """saucedemo.com's listing cards are 240 px tall whatever they hold: social proof after a card's price
+    bar ran out of the card, and the card's border went through its last line."""
+    box, cards, _ = laid_out(web_playwright, "fixed-height-cards.html", "generic-price-recent-buyers", CARDS)
+    first, second, third, _ = cards
+    assert box.y >= first[3] and box.y + box.height <= third[1], (box, cards)  # between the rows
+    assert first[0] - 1 <= box.x and box.x + box.width <= first[2] + 1, (box, cards)  # the card's column
+    assert second[1] == first[1] and third[0] == first[0], cards  # the rows as they were

@@ -496,9 +496,10 @@ def test_a_pattern_after_a_full_width_band_takes_the_column_of_the_card_inside_i
             f"""(vocabulary) => {{
                 {source}
                 const anchors = semanticAnchors(document, vocabulary, {{ isOurs: () => false }});
-                return [anchors.columnOf(document.getElementById("band"), "after"),
-                        anchors.columnOf(document.getElementById("buy"), "after"),
-                        anchors.columnOf(document.getElementById("band"), "overlay")];
+                const at = (id, placement) => ({{ target: document.getElementById(id), placement }});
+                return [anchors.layoutOf(at("band", "after")),
+                        anchors.layoutOf(at("buy", "after")),
+                        anchors.layoutOf(at("band", "overlay"))];
             }}""",
             VOCABULARY,
         )

@@ -37,7 +37,7 @@
   }
 
   // A pattern placed as one of a grid's cells takes the cell's layout, one placed beside a set-in element
-  // that element's column (`layout`: semantic.js's cellLayout or columnOf); anywhere else, none.
+  // that element's column (`layout`: semantic.js's layoutOf); anywhere else, none.
   function fit(mounted, layout) {
     const sheets = mounted.root.adoptedStyleSheets.filter((sheet) => sheet === HOST_SHEET || sheet === OVERLAY_SHEET);
     if (layout) {

@@ -459,7 +459,7 @@
     // "Add to basket"), a pattern placed there is drawn in that cell's body, as its content stands: the
     // page's most common card (its sidebar's grey box) inside a product cell was no part of the page. A
     // pop-up floats over the page and keeps a card.
-    const inCell = !inline && !tile && inFlow ? cellAround(anchor, page) : null;
+    const inCell = !tile && inFlow ? cellAround(anchor, page) : null;
     const held = inCell ? tileOf(inCell, backdrop) : null;
     const body = tile || held;
     const frame = inline ? null : body ? body.frame : card(anchor, page, outside, forbidden);
@@ -506,11 +506,10 @@
       badge,
       primary: button,
       secondary: second && readable(second, surface) ? second : null,
-      // Drawn as a cell or in one, the card takes its body's alignment; in a centred cell, a row of
-      // choices is centred too (`--card-justify`, for the templates' rows).
-      card: frame
-        ? { ...drawnCard(frame, surface, outside, inFlow), ...(body ? { align: body.align, justify: body.align === "center" ? "center" : "flex-start" } : {}) }
-        : null,
+      card: frame ? drawnCard(frame, surface, outside, inFlow) : null,
+      // Drawn as a cell or in one, card or line, the pattern takes its body's alignment; in a centred
+      // cell its rows of choices and its icon line are centred too (`--body-justify`, for the templates).
+      body: body ? { align: body.align, justify: body.align === "center" ? "center" : "flex-start" } : null,
       picture: shown ? shown.currentSrc : null,
       cell: tile
         ? {
@@ -552,7 +551,8 @@
         `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)};${BOX_RULE.replaceAll("N", name)};` +
         `display:inline-block;min-height:var(--${name}-height);cursor:pointer;text-align:center}`,
     ),
-    `[data-look~=card]{${BOX_RULE.replaceAll("N", "card")};text-align:var(--card-align,start)}`,
+    "[data-part=frame]{text-align:var(--body-align,start)}",
+    `[data-look~=card]{${BOX_RULE.replaceAll("N", "card")}}`,
     "img[data-look~=picture]{display:block;width:100%;object-fit:contain}",
   ].join("\n");
   // A card drawn as one of the page's grid cells: placed, aligned and sized as the cell's body, its
@@ -585,6 +585,7 @@
       ...vars("primary", look.primary),
       ...vars("secondary", look.secondary || { ...look.link, ...bare }),
       ...vars("card", look.card || { ...bare, bg: look.surface }),
+      ...vars("body", look.body),
     ];
     if (!look.cell) return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}`, picture: look.picture };
     const { name, frame, ...placed } = look.cell;

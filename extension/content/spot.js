@@ -20,7 +20,7 @@
       const el = match.find(locators[index], anchors);
       if (!el) continue;
       if (!kind) return { el, index, anchors: null, slots: null };
-      const found = { el, index, anchors, slots: anchors.slots(el, injection.placement, { cell: kind === "grid_item" }) };
+      const found = { el, index, anchors, slots: anchors.slotsFor(el, kind, injection) };
       if (found.slots.length) return found;
       first ||= found;
     }
@@ -50,7 +50,7 @@
       frame.style.top = "";
       draw.place(host, slot.target, slot.placement);
     }
-    if (!slot.corner) draw.fit(mounted, slot.cell ? anchors.cellLayout(slot.target) : anchors.columnOf(slot.target, slot.placement));
+    if (!slot.corner) draw.fit(mounted, anchors.layoutOf(slot));
     return { element: draw.panel(mounted), remove: () => host.remove() };
   }
 

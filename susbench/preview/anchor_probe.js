@@ -104,7 +104,7 @@ function anchorProbe(vocabulary) {
   function mount(slot, injection, template, anchor) {
     const host = document.createElement("div");
     const root = host.attachShadow({ mode: "closed" });
-    const cell = slot.corner ? "" : (slot.cell ? anchors.cellLayout(slot.target) : anchors.columnOf(slot.target, slot.placement)) || "";
+    const cell = anchors.layoutOf(slot) || "";
     root.innerHTML = `<style>${look(anchor, injection.style)}\n${cell}\n${template.css}</style>${filled(template.html, injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     frame.dataset.emphasis = injection.style.emphasis;
@@ -149,7 +149,7 @@ function anchorProbe(vocabulary) {
     for (const locator of injection.page.anchors) {
       const hit = locator.semantic ? anchors.find(locator.semantic) : null;
       if (!hit) continue;
-      const candidates = anchors.slots(hit.element, injection.placement, { cell: locator.semantic === "grid_item" });
+      const candidates = anchors.slotsFor(hit.element, locator.semantic, injection);
       const found = { hit, kind: locator.semantic, candidates };
       if (candidates.length) return found;
       first = first || found;
