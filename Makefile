@@ -37,8 +37,9 @@ browser: $(STAMP)
 demo: setup local-model
 	$(BIN)/susbench demo
 
+# The slowest tests are listed at the end, so every run (CI's too) profiles the suite.
 test: setup engine tools browsergym local-model
-	$(BIN)/python -m pytest -n $(WORKERS)
+	$(BIN)/python -m pytest -n $(WORKERS) --durations=25
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
 # The fast tier reads archives with py-wacz and cdxj-indexer too, so it needs the tools' virtualenvs.
