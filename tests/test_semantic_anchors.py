@@ -511,3 +511,41 @@ def test_a_pattern_after_a_full_width_band_takes_the_column_of_the_card_inside_i
     assert "margin-left: 109px" in after_band and "max-width: 1062px" in after_band, rules
     # A narrow control at its column's left keeps the pattern where it was; a pop-up has no column.
     assert after_button is None and floating is None, rules
+
+
+LIST_PAGE = """
+<style>
+  body { margin: 0; font: 14px/20px sans-serif; }
+  .list { display: flex; flex-flow: wrap; justify-content: space-between; max-width: 1060px; margin: 0 auto;
+    padding: 0 15px; box-sizing: border-box; }
+  .card { width: 505px; height: 120px; margin-bottom: 12px; border: 1px solid #eee; box-sizing: border-box; }
+</style>
+<div id="listing"><div class="list">
+  <div class="card">Canvas weekender bag</div><div class="card">Trail bottle</div>
+  <div class="card">Wool beanie</div><div class="card">Field notebook</div>
+</div></div>
+"""
+
+
+def test_a_pattern_after_a_listing_takes_the_column_of_its_cards_not_of_the_list(
+    browser_direct: BrowserContext,
+) -> None:
+    """saucedemo.com pads its list's cards in from the list's edge: a pattern after the listing stood
+    15 px left of every card."""
+    page = browser_direct.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    try:
+        page.set_content(LIST_PAGE)
+        source = SEMANTIC_JS.read_text(encoding="utf-8")
+        rule = page.evaluate(
+            f"""(vocabulary) => {{
+                {source}
+                const anchors = semanticAnchors(document, vocabulary, {{ isOurs: () => false }});
+                return anchors.layoutOf({{ target: document.getElementById("listing"), placement: "after" }});
+            }}""",
+            VOCABULARY,
+        )
+    finally:
+        page.close()
+    # The list is centred in 1280 px (110 px in) and pads its cards 15 px further in; they span 1030 px.
+    assert rule is not None and "margin-left: 125px" in rule and "max-width: 1030px" in rule, rule
