@@ -481,30 +481,33 @@ BAND_PAGE = """
 """
 
 
+def host_rules(browser_direct: BrowserContext, html: str, slots: list[tuple[str, str]]) -> list[str | None]:
+    """semantic.js's rule for a pattern's host in each slot (an element id and a placement) of `html`."""
+    page = browser_direct.new_page()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    try:
+        page.set_content(html)
+        source = SEMANTIC_JS.read_text(encoding="utf-8")
+        return page.evaluate(
+            f"""([vocabulary, slots]) => {{
+                {source}
+                const anchors = semanticAnchors(document, vocabulary, {{ isOurs: () => false }});
+                return slots.map(([id, placement]) =>
+                    anchors.layoutOf({{ target: document.getElementById(id), placement }}));
+            }}""",
+            [VOCABULARY, slots],
+        )
+    finally:
+        page.close()
+
+
 @pytest.mark.e2e
 def test_a_pattern_after_a_full_width_band_takes_the_column_of_the_card_inside_it(
     browser_direct: BrowserContext,
 ) -> None:
     """saucedemo.com's product card sits centred in a full-width band: social proof placed after the band
     stood at the viewport's left edge, 109 px left of every word of the page."""
-    page = browser_direct.new_page()
-    page.set_viewport_size({"width": 1280, "height": 800})
-    try:
-        page.set_content(BAND_PAGE)
-        source = SEMANTIC_JS.read_text(encoding="utf-8")
-        rules = page.evaluate(
-            f"""(vocabulary) => {{
-                {source}
-                const anchors = semanticAnchors(document, vocabulary, {{ isOurs: () => false }});
-                const at = (id, placement) => ({{ target: document.getElementById(id), placement }});
-                return [anchors.layoutOf(at("band", "after")),
-                        anchors.layoutOf(at("buy", "after")),
-                        anchors.layoutOf(at("band", "overlay"))];
-            }}""",
-            VOCABULARY,
-        )
-    finally:
-        page.close()
+    rules = host_rules(browser_direct, BAND_PAGE, [("band", "after"), ("buy", "after"), ("band", "overlay")])
     after_band, after_button, floating = rules
     assert after_band is not None, rules
     # The card's border box (1060 + 2 px) centred in the band's 1250 px: 15 + 94 px in from the page.
@@ -527,25 +530,12 @@ LIST_PAGE = """
 """
 
 
+@pytest.mark.e2e
 def test_a_pattern_after_a_listing_takes_the_column_of_its_cards_not_of_the_list(
     browser_direct: BrowserContext,
 ) -> None:
     """saucedemo.com pads its list's cards in from the list's edge: a pattern after the listing stood
     15 px left of every card."""
-    page = browser_direct.new_page()
-    page.set_viewport_size({"width": 1280, "height": 800})
-    try:
-        page.set_content(LIST_PAGE)
-        source = SEMANTIC_JS.read_text(encoding="utf-8")
-        rule = page.evaluate(
-            f"""(vocabulary) => {{
-                {source}
-                const anchors = semanticAnchors(document, vocabulary, {{ isOurs: () => false }});
-                return anchors.layoutOf({{ target: document.getElementById("listing"), placement: "after" }});
-            }}""",
-            VOCABULARY,
-        )
-    finally:
-        page.close()
+    (rule,) = host_rules(browser_direct, LIST_PAGE, [("listing", "after")])
     # The list is centred in 1280 px (110 px in) and pads its cards 15 px further in; they span 1030 px.
     assert rule is not None and "margin-left: 125px" in rule and "max-width: 1030px" in rule, rule
