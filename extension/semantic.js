@@ -651,20 +651,25 @@ function semanticAnchors(doc, vocabulary, options) {
   // (a floated cell's padding is the grid's gutter), on a line of its own: clear of the row's floats,
   // the whole of a flex line (its padding keeps it to the column), or every column of the grid.
   function rowBreak(card, rows) {
-    const s = style(card);
-    const box = card.getBoundingClientRect();
-    const parent = card.parentElement;
-    const p = style(parent);
-    const outer = parent.getBoundingClientRect();
-    const start = outer.left + (parseFloat(p.borderLeftWidth) || 0) + (parseFloat(p.paddingLeft) || 0);
-    const end = outer.right - (parseFloat(p.borderRightWidth) || 0) - (parseFloat(p.paddingRight) || 0);
-    const left = Math.round(box.left + (parseFloat(s.borderLeftWidth) || 0) + (parseFloat(s.paddingLeft) || 0) - start);
-    const right = Math.round(end - box.right + (parseFloat(s.borderRightWidth) || 0) + (parseFloat(s.paddingRight) || 0));
+    const outer = contentBox(card.parentElement);
+    const own = contentBox(card);
+    const left = Math.round(own.left - outer.left);
+    const right = Math.round(outer.right - own.right);
     if (rows === "float") {
-      return `:host { clear: both !important; margin-left: ${left}px !important; width: ${Math.round(end - start) - left - right}px !important; }`;
+      return `:host { clear: both !important; margin-left: ${left}px !important; width: ${Math.round(own.right - own.left)}px !important; }`;
     }
     const line = rows === "flex" ? "flex: 0 0 100% !important" : "grid-column: 1 / -1 !important";
     return `:host { ${line}; box-sizing: border-box !important; padding: 0 ${right}px 0 ${left}px !important; }`;
+  }
+
+  // Where an element's content starts and ends across the page: inside its border and padding.
+  function contentBox(el) {
+    const s = style(el);
+    const box = el.getBoundingClientRect();
+    return {
+      left: box.left + (parseFloat(s.borderLeftWidth) || 0) + (parseFloat(s.paddingLeft) || 0),
+      right: box.right - (parseFloat(s.borderRightWidth) || 0) - (parseFloat(s.paddingRight) || 0),
+    };
   }
 
   // The rule for a pattern's shadow host in `slot` (from `slots`): a grid cell's layout, a
@@ -683,7 +688,7 @@ function semanticAnchors(doc, vocabulary, options) {
   function columnOf(target, placement) {
     if (placement !== "before" && placement !== "after") return null;
     const parent = target.parentElement;
-    if (!parent || style(target).float !== "none") return null;
+    if (!parent || isFloated(target)) return null;
     let near = target;
     let shown = [];
     for (let depth = 0; depth < 6; depth += 1) {
@@ -696,8 +701,7 @@ function semanticAnchors(doc, vocabulary, options) {
     const inFlow = shown.filter((child) => !["absolute", "fixed"].includes(style(child).position));
     const spans = (inFlow.length > 1 && !edged(style(near)) ? inFlow : [near]).map((child) => child.getBoundingClientRect());
     const own = { left: Math.min(...spans.map((b) => b.left)), width: Math.max(...spans.map((b) => b.right)) - Math.min(...spans.map((b) => b.left)) };
-    const p = style(parent);
-    const left = own.left - (parent.getBoundingClientRect().left + (parseFloat(p.borderLeftWidth) || 0) + (parseFloat(p.paddingLeft) || 0));
+    const left = own.left - contentBox(parent).left;
     if (left < 8 || own.width < MIN_SLOT_WIDTH) return null;
     return `:host { margin-left: ${Math.round(left)}px !important; max-width: ${Math.round(own.width)}px !important; }`;
   }

@@ -146,21 +146,20 @@ class ScriptedOperator(OracleBaseline):
         else:
             ctx.page.wait_for_timeout(SETTLE_MS)
 
-    def _click(self, ctx: SubjectContext, oracle: Oracle, role: ChoiceRole) -> bool:
-        """Click the option of `role` and record how that went; whether a click was made."""
+    def _click(self, ctx: SubjectContext, oracle: Oracle, role: ChoiceRole) -> None:
+        """Click the option of `role` and record how that went."""
         wait_s = _within_limits(ctx, CHOICE_WAIT_S)
         try:
             clicked = click_choice(ctx.page, oracle.choices, role, wait_s, self.clicks)
         except StepFailed as exc:
             ctx.record("decide.failed", {"role": role, "error": str(exc)})
-            return False
+            return
         if clicked is None:
             offered = [choice.role for choice in oracle.choices(None)]
             ctx.record("decide.missing", {"role": role, "offered": offered})
-            return False
+            return
         x, y = clicked.center
         ctx.record("decide.click", {"role": role, "label": clicked.label, "x": round(x), "y": round(y)})
-        return True
 
     def act(self, ctx: SubjectContext, oracle: Oracle) -> OperatorResult:
         draws = random.Random(ctx.seed)
