@@ -17,7 +17,7 @@ STAMP := $(VENV)/.installed
 # 1,266 s (benchmarks/results/suite-2026-12-05.md).
 WORKERS ?= 4
 
-.PHONY: setup demo test check lint format browser engine packages tools browsergym local-model
+.PHONY: setup demo test check lint format browser engine packages tools browsergym local-model apps
 
 setup: $(STAMP) browser
 
@@ -38,7 +38,7 @@ demo: setup local-model
 	$(BIN)/susbench demo
 
 # The slowest tests are listed at the end, so every run (CI's too) profiles the suite.
-test: setup engine tools browsergym local-model
+test: setup engine tools browsergym local-model apps
 	$(BIN)/python -m pytest -n $(WORKERS) --durations=25
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
@@ -73,6 +73,14 @@ tools: $(STAMP) packages
 # BrowserGym's own virtualenv (it pins Playwright 1.44): made once, re-made when its package changes.
 browsergym: $(STAMP)
 	$(BIN)/susbench agents install-browsergym
+
+# The real web applications (susbench apps), each from its package registry into
+# ~/.cache/susbench/apps/<app>; an installed app costs nothing. `make app-oscar` installs one.
+apps: $(STAMP)
+	$(BIN)/susbench apps install
+
+app-%: $(STAMP)
+	$(BIN)/susbench apps install $*
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -10,6 +10,8 @@ INJECTIONS_DIR = REPO_ROOT / "injections"
 EXTENSION_DIR = REPO_ROOT / "extension"
 TASKS_DIR = REPO_ROOT / "tasks"
 SNAPSHOTS_DIR = REPO_ROOT / "snapshots"
+APPS_DIR = REPO_ROOT / "apps"
+"""Each real web application's data: `apps/<name>/app.yaml` and the files its driver installs with."""
 DEFAULT_DB = Path("results.duckdb")
 """The results file a command reads and writes when given no --db (in the current folder)."""
 

@@ -108,33 +108,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-class _Server(ThreadingHTTPServer):
-    """Counts connections and sniffs TLS on each one before the HTTP handler sees it."""
+class SniffingServer(ThreadingHTTPServer):
+    """Counts connections and sniffs TLS on each one before the HTTP handler sees it (the app
+    front of `susbench.apps` serves the same way)."""
 
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
     request_queue_size = 256
 
-    def __init__(self, address: tuple[str, int], app: WebApp, tls: ssl.SSLContext, day: Date) -> None:
-        super().__init__(address, _Handler)
-        self.app = app
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], tls: ssl.SSLContext, day: Date
+    ) -> None:
+        super().__init__(address, handler)
         self.tls = tls
         self.http_date = format_datetime(datetime(day.year, day.month, day.day, 12, tzinfo=UTC), usegmt=True)
         self.connections = 0
         self._count_lock = threading.Lock()
-        self._gzip_cache: dict[bytes, bytes] = {}
         self._active: set[socket.socket] = set()
-
-    def gzip(self, body: bytes) -> bytes:
-        """Deterministic gzip (mtime 0); cached by content digest since assets repeat."""
-        key = hashlib.sha256(body).digest()
-        cached = self._gzip_cache.get(key)
-        if cached is None:
-            cached = gzip.compress(body, compresslevel=6, mtime=0)
-            if len(self._gzip_cache) < 4096:
-                self._gzip_cache[key] = cached
-        return cached
 
     def get_request(self) -> tuple[socket.socket, Any]:
         sock, address = super().get_request()
@@ -182,6 +173,25 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up mid-response are normal for a browser; don't print tracebacks."""
+
+
+class _Server(SniffingServer):
+    """The local web's server: every request goes to one `WebApp`; gzip is cached by content."""
+
+    def __init__(self, address: tuple[str, int], app: WebApp, tls: ssl.SSLContext, day: Date) -> None:
+        super().__init__(address, _Handler, tls, day)
+        self.app = app
+        self._gzip_cache: dict[bytes, bytes] = {}
+
+    def gzip(self, body: bytes) -> bytes:
+        """Deterministic gzip (mtime 0); cached by content digest since assets repeat."""
+        key = hashlib.sha256(body).digest()
+        cached = self._gzip_cache.get(key)
+        if cached is None:
+            cached = gzip.compress(body, compresslevel=6, mtime=0)
+            if len(self._gzip_cache) < 4096:
+                self._gzip_cache[key] = cached
+        return cached
 
 
 def _as_date(value: str | Date | None) -> Date:

@@ -1,0 +1,98 @@
+"""`susbench apps record`: an app served for a date, every task's flow recorded into one WACZ.
+
+The snapshot is written beside its destination under a temporary name and moved into place only
+when the recording finished and the app's content was still what the date and seed give; its
+manifest (`<snapshot>.json`) keeps the content digest the app was recorded with.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+from datetime import date as Date
+from pathlib import Path
+
+from susbench.apps.base import AppError, Log
+from susbench.apps.serve import serve_app
+from susbench.catalog.tasks import load_tasks
+from susbench.core.models import Frozen
+from susbench.core.paths import SNAPSHOTS_DIR, TASKS_DIR
+
+
+class AppSnapshot(Frozen):
+    """What a recorded app snapshot was made from (`snapshots/apps/<app>-<date>.json`)."""
+
+    app: str
+    software: str
+    version: str
+    date: Date
+    seed: int
+    hosts: tuple[str, ...]
+    content_sha256: str
+    content_items: int
+    tasks: tuple[str, ...]
+    recorded_at: datetime
+    seconds: float
+
+
+class RecordedApp(Frozen):
+    snapshot: Path
+    manifest: Path
+
+
+def app_tasks_dir(name: str) -> Path:
+    return TASKS_DIR / "apps" / name
+
+
+def default_snapshot_path(name: str, day: Date) -> Path:
+    return SNAPSHOTS_DIR / "apps" / f"{name}-{day.isoformat()}.wacz"
+
+
+def record_app(
+    name: str, day: Date, seed: int = 0, out: Path | None = None, log: Log | None = None
+) -> RecordedApp:
+    """Record every capture plan of the app's tasks from the app served for `day` and `seed`."""
+    from susbench.recorder.capture import record_plans
+
+    say = log or (lambda line: None)
+    tasks = [task for task in load_tasks(app_tasks_dir(name)) if task.capture is not None]
+    if not tasks:
+        raise AppError(
+            name, f"no task with a capture plan in {app_tasks_dir(name)}", "write the app's tasks first"
+        )
+    target = out or default_snapshot_path(name, day)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.stem}.partial.wacz")
+    started = time.monotonic()
+    try:
+        with serve_app(name, day, seed, log=say) as served:
+            say(f"recording {len(tasks)} task flows from {served.front.loopback}:{served.front.port}")
+            record_plans(
+                [task.capture for task in tasks if task.capture is not None],
+                partial,
+                host_map=served.front.resolve,
+                upstream_ca=served.front.ca_cert_path,
+                targets=tuple(f"tasks/apps/{name}/{task.id}.yaml" for task in tasks),
+                progress=lambda url: say(f"  {url}"),
+            )
+            digest = served.verify()
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    manifest = AppSnapshot(
+        app=name,
+        software=served.driver.spec.title,
+        version=served.driver.spec.version,
+        date=day,
+        seed=seed,
+        hosts=served.driver.spec.hosts,
+        content_sha256=digest.sha256,
+        content_items=len(digest.items),
+        tasks=tuple(task.id for task in tasks),
+        recorded_at=datetime.now(UTC).replace(microsecond=0),
+        seconds=round(time.monotonic() - started, 1),
+    )
+    manifest_path = target.with_suffix(".json")
+    manifest_path.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return RecordedApp(snapshot=target, manifest=manifest_path)
