@@ -28,13 +28,15 @@ function fjournal_money(float $amount): string {
 
 /** The newsletter sign-up box: in the footer's widgets and after every article. */
 function fjournal_newsletter_form(): string {
+    static $count = 0;
+    $id = 'newsletter-email' . ($count++ ? "-$count" : '');
     $action = esc_url(home_url('/newsletter/'));
-    return '<section class="newsletter-signup" aria-labelledby="newsletter-title">'
-        . '<h2 id="newsletter-title" class="newsletter-title">The Sunday Letter</h2>'
+    return '<section class="newsletter-signup">'
+        . '<h2 class="newsletter-title">The Sunday Letter</h2>'
         . '<p>A short letter from the journal every Sunday morning: new stories, and what we are testing. Free.</p>'
         . '<form class="newsletter-form" method="post" action="' . $action . '">'
-        . '<p><label for="newsletter-email">Email address</label> '
-        . '<input id="newsletter-email" type="email" name="email" required autocomplete="email"></p>'
+        . '<p><label for="' . $id . '">Email address</label> '
+        . '<input id="' . $id . '" type="email" name="email" required autocomplete="email"></p>'
         . '<input type="hidden" name="fjournal_newsletter" value="1">'
         . '<p><button type="submit" class="wp-element-button newsletter-submit">Sign up</button></p>'
         . '</form></section>';
