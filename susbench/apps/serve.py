@@ -27,6 +27,7 @@ class ServedApp:
     driver: AppDriver
     content: SiteContent
     front: AppFront
+    run_dir: Path
 
     def verify(self) -> ContentDigest:
         """The app's content read back from its database, if it is what the date and seed give;
@@ -116,7 +117,7 @@ def _started(
             with AppFront(
                 app.spec.name, app.spec.hosts, backend, content.date, port=port, host=host
             ) as front:
-                served = ServedApp(app, content, front)
+                served = ServedApp(app, content, front, run_dir)
                 served.verify()
                 yield served
         finally:
