@@ -17,7 +17,6 @@ run folder. No password exists: the database accepts its users by their Unix acc
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
@@ -31,7 +30,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from susbench.apps.base import AppError, Log
+from susbench.apps.base import AppError, Log, die_with_parent
 from susbench.apps.content import ContentDigest, SiteContent
 from susbench.apps.pictures import picture
 from susbench.apps.spec import AppSpec, app_cache
@@ -44,7 +43,6 @@ THEME = "twentytwentyone"
 CONFIG_NAME = "susbench-wordpress"
 CONFIG_FILE = Path(f"/etc/wordpress/config-{CONFIG_NAME}.php")
 WEB_USER = "www-data"
-PR_SET_PDEATHSIG = 1
 START_TIMEOUT_S = 60.0
 COMMAND_TIMEOUT_S = 300.0
 # Small settings: two cores and little memory shared with much else.
@@ -73,12 +71,6 @@ KEYS = (
     "LOGGED_IN_SALT",
     "NONCE_SALT",
 )
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: a SIGTERM when the process that started it dies, however it died,
-    so a killed `apps serve` leaves no database or web server behind."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _digest_of(*paths: Path) -> str:
@@ -289,7 +281,7 @@ class WordPressDriver:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not socket.exists():
@@ -410,7 +402,7 @@ class WordPressDriver:
                         stdout=output,
                         stderr=subprocess.STDOUT,
                         start_new_session=True,
-                        preexec_fn=_die_with_parent,
+                        preexec_fn=die_with_parent,
                     )
                 )
             self._wait(port, run_dir)
