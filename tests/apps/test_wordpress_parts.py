@@ -12,7 +12,7 @@ from pathlib import Path
 from susbench.apps.content import site_content
 from susbench.apps.spec import find_spec
 from susbench.apps.wordpress import seed_document
-from tests.fixtures.cli import run_cli
+from tests.support.cli import run_cli
 
 DAY = date(2026, 12, 7)
 
