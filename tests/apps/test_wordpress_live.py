@@ -25,7 +25,7 @@ from susbench.core.paths import REPO_ROOT
 from susbench.replayer.check import check_snapshot
 from tests.support.cli import run_cli
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1200)]
 
 DAY = date(2026, 12, 7)
 LATER = date(2027, 1, 11)

@@ -83,6 +83,7 @@ def test_each_flow_replays_whole_from_its_own_session(
 
 
 @pytest.mark.e2e
+@pytest.mark.timeout(1800)
 def test_baselines_are_exact_on_every_task(tmp_path: Path) -> None:
     db = tmp_path / "wordpress.duckdb"
     for operator in ("naive", "careful"):
