@@ -17,6 +17,7 @@ run folder. No password exists: the database accepts its users by their Unix acc
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -311,14 +312,17 @@ class WordPressDriver:
 
     @staticmethod
     def _terminate(process: subprocess.Popen[bytes]) -> None:
-        if process.poll() is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)
+        """Stops the process's whole group, even when the process itself is gone: Apache's workers
+        outlive a parent killed by SIGKILL."""
         try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
+        process.wait(timeout=5)
 
     def _web_folder(self) -> Path:
         """The folder Apache's workers read: settings, wp-content (themes, the plugin, uploads), the
