@@ -103,7 +103,8 @@ def test_a_dismissed_popup_tells_the_page_nothing_of_which_option(
             heard = spied(spied_page)
         assert heard["events"] == [], heard["events"]
         seen[role] = [state for state, _ in heard["hits"]]
-    assert seen["cta"] == seen["close"] == ["host", "page"], seen
+    # (the page before the pop-up's delay,) the pop-up, the page: the same either way
+    assert seen["cta"] == seen["close"] and seen["cta"][-2:] == ["host", "page"], seen
 
 
 @pytest.mark.parametrize("clicks", ["coordinates", "locator"])
