@@ -166,12 +166,15 @@
 
   const options = (mounted) => [...mounted.root.querySelectorAll("[data-role]")].filter((el) => !el.closest("[hidden]"));
 
-  // The page keeps the pattern moving: on the page (whoever scrolls the window, a person reading on
-  // included, moves nothing), no option's centre would have stayed on it for STEADY_MS.
+  // The page keeps the pattern moving: no option's centre would have stayed on it for STEADY_MS. While
+  // the operator scrolls (a person reading on, a harness bringing the pattern into view) its moves are
+  // measured on the page, the window's scrolling left out; otherwise in the viewport, so a page that
+  // scrolls the window back and forth moves it too.
   function unsteady(mounted) {
+    const onPage = helper.input.operatorScrolledWithin(STEADY_MS + TICK_MS);
     return !options(mounted).some((option) => {
       const box = option.getBoundingClientRect();
-      return box.width > 0 && steadyAt(mounted, box.x + box.width / 2, box.y + box.height / 2, option, true);
+      return box.width > 0 && steadyAt(mounted, box.x + box.width / 2, box.y + box.height / 2, option, onPage);
     });
   }
 

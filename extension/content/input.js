@@ -33,6 +33,10 @@
   // A form the page submitted by an untrusted activation navigates in a task of its own, this long after.
   const PAGE_SUBMIT_MS = 1000;
   let lastInputAt = -Infinity;
+  // Input that scrolls (wheel, touch, keys, a press on a scrollbar), or a harness bringing the pattern
+  // into view for its operator: the window's scrolling then is the operator's, not the page's.
+  const SCROLLING_INPUT = new Set(["wheel", "touchmove", "keydown", "pointerdown"]);
+  let lastScrollAt = -Infinity;
   // The latest navigation this document started, across documents and within it, each {by, via, at, url}:
   // a page's own replaceState must not mask the reload it started just before.
   const started = { crossDocument: null, sameDocument: null };
@@ -48,6 +52,7 @@
   // Operator input anywhere but on the pattern (the pattern leads nowhere) opens the operator's window;
   // the page's own untrusted input marks what it does during that dispatch as the page's.
   function shield(event) {
+    if (event.isTrusted && SCROLLING_INPUT.has(event.type)) lastScrollAt = Date.now();
     if (OPERATOR_INPUT.has(event.type)) {
       if (event.isTrusted && !aimedAtPattern(event)) lastInputAt = Date.now();
       if (!event.isTrusted && !pageDispatching) {
@@ -229,5 +234,10 @@
   listen();
   watchRewrites();
 
-  helper.input = { capture, urlChangedBy, optionAt };
+  const operatorScrolled = () => {
+    lastScrollAt = Date.now();
+  };
+  const operatorScrolledWithin = (ms) => Date.now() - lastScrollAt < ms;
+
+  helper.input = { capture, urlChangedBy, optionAt, operatorScrolled, operatorScrolledWithin };
 })();
