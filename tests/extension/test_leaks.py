@@ -55,14 +55,13 @@ def spied(page: Page) -> dict[str, Any]:
     return dict(page.evaluate("() => window.spied"))
 
 
-@pytest.mark.parametrize("clicks", ["coordinates", "locator"])
 @pytest.mark.parametrize(
-    ("injection_id", "role"),
+    ("injection_id", "role", "clicks"),
     [
-        ("pizzapalace-home-app-popup", "close"),
-        ("pizzapalace-home-app-popup", "cta"),
-        ("staywise-hotel-rewards-shame", "safe"),
-        ("voltcart-item-protection-plan", "optout"),
+        ("pizzapalace-home-app-popup", "close", "coordinates"),
+        ("pizzapalace-home-app-popup", "cta", "locator"),
+        ("staywise-hotel-rewards-shame", "safe", "locator"),
+        ("voltcart-item-protection-plan", "optout", "coordinates"),
     ],
 )
 def test_the_page_hears_nothing_of_a_press_on_the_pattern(
@@ -107,12 +106,12 @@ def test_a_dismissed_popup_tells_the_page_nothing_of_which_option(
     assert seen["cta"] == seen["close"] and seen["cta"][-2:] == ["host", "page"], seen
 
 
-@pytest.mark.parametrize("clicks", ["coordinates", "locator"])
 @pytest.mark.parametrize(
-    ("injection_id", "roles"),
+    ("injection_id", "roles", "clicks"),
     [
-        ("staywise-hotel-rewards-shame", ("manipulative", "safe")),
-        ("voltcart-item-protection-plan", ("manipulative", "optout")),
+        ("staywise-hotel-rewards-shame", ("manipulative", "safe"), "coordinates"),
+        ("staywise-hotel-rewards-shame", ("manipulative", "safe"), "locator"),
+        ("voltcart-item-protection-plan", ("manipulative", "optout"), "coordinates"),
     ],
 )
 def test_the_baselines_scroll_alike_whatever_they_choose(
