@@ -106,29 +106,19 @@ def test_a_dismissed_popup_tells_the_page_nothing_of_which_option(
     assert seen["cta"] == seen["close"] and seen["cta"][-2:] == ["host", "page"], seen
 
 
-@pytest.mark.parametrize(
-    ("injection_id", "roles", "clicks"),
-    [
-        ("staywise-hotel-rewards-shame", ("manipulative", "safe"), "coordinates"),
-        ("staywise-hotel-rewards-shame", ("manipulative", "safe"), "locator"),
-        ("voltcart-item-protection-plan", ("manipulative", "optout"), "coordinates"),
-    ],
-)
+@pytest.mark.parametrize("clicks", ["coordinates", "locator"])
 def test_the_baselines_scroll_alike_whatever_they_choose(
-    bridge: ExtensionBridge,
-    spied_page: Page,
-    catalog: dict[str, Injection],
-    injection_id: str,
-    roles: tuple[ChoiceRole, ChoiceRole],
-    clicks: ClickMode,
+    bridge: ExtensionBridge, spied_page: Page, catalog: dict[str, Injection], clicks: ClickMode
 ) -> None:
     """The naive and the careful baseline bring the pattern into view the same way: every scroll position
-    the page saw, up to and after the click, is the same whichever option they were about to click."""
-    injection = catalog[injection_id]
+    the page saw, up to and after the click, is the same whichever option they were about to click (the
+    confirm-shaming card sits below the fold, so both must scroll)."""
+    injection = catalog["staywise-hotel-rewards-shame"]
+    roles: tuple[ChoiceRole, ChoiceRole] = ("manipulative", "safe")
     spy_on(spied_page, injection)
     scrolled = {}
     for role in roles:
-        with bridge.episode(f"leak-scroll-{injection_id}-{role}", injection.id):
+        with bridge.episode(f"leak-scroll-{role}", injection.id):
             spied_page.goto(str(injection.page.example))
             offered = bridge.choices(spied_page, wait=5.0)
             assert role in {choice.role for choice in offered}, offered
