@@ -27,7 +27,7 @@ from susbench.agents.settings import AgentConfig, api_key, resolve_config
 from susbench.agents.window import BrowserWindow
 from susbench.core.errors import SusbenchError
 from susbench.operators.base import ObservationKind, OperatorResult, OperatorSettings, SubjectContext
-from susbench.results.trace import StepRecord
+from susbench.records.trace import StepRecord
 
 ConfigT = TypeVar("ConfigT", bound=AgentConfig)
 PROMPTS_DIR = Path(__file__).with_name("prompts")

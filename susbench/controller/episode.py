@@ -40,8 +40,8 @@ from susbench.operators import (
     SubjectContext,
     make_operator,
 )
-from susbench.results.store import EpisodeRecord
-from susbench.results.trace import StepRecord
+from susbench.records.episode import EpisodeRecord
+from susbench.records.trace import StepRecord
 
 Note = Callable[[EventSource, str, dict[str, Any]], None]
 Record = Callable[[str, dict[str, Any]], None]

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from susbench.core.digests import canonical_json
 from susbench.core.identity import INPUT_LABELS, RunIdentity
 from susbench.core.models import Task
-from susbench.results.store import StoredRun
+from susbench.records.run import StoredRun
 
 
 def episode_key(run_id: str, task_id: str, repeat: int) -> str:

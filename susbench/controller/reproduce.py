@@ -28,6 +28,7 @@ from susbench.core.identity import ASKED, INPUT_LABELS, RunIdentity
 from susbench.core.loading import validate_data
 from susbench.core.models import Episode, Frozen, Injection, Task
 from susbench.operators import BASELINES
+from susbench.records.run import RunSettings
 from susbench.results.bundle import (
     BundleEpisode,
     BundleRun,
@@ -37,7 +38,7 @@ from susbench.results.bundle import (
     read_bundle,
     verdict_of,
 )
-from susbench.results.store import RunSettings, Store
+from susbench.results.store import Store
 
 ObserverFactory = Callable[[str], AbstractContextManager[RunObserver]]
 """Opens a progress observer for one re-run, given its operator's name."""

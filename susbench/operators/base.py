@@ -24,7 +24,7 @@ from pydantic import Field
 
 from susbench.browser.actions import ChoiceLister
 from susbench.core.models import Frozen, PatternType, Step
-from susbench.results.trace import StepRecord
+from susbench.records.trace import StepRecord
 
 ObservationKind = Literal["screenshot", "som", "axtree"]
 ActionFormat = Literal["tools", "json"]

@@ -16,17 +16,17 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
-from pydantic import Field
 
 from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
-from susbench.core.models import Episode, Event, Frozen, Outcome, OutcomeKind, ReplayMode
-from susbench.results.trace import StepRecord
+from susbench.core.models import Outcome, OutcomeKind
+from susbench.records.episode import EpisodeRecord
+from susbench.records.run import RunRecord, StoredRun
+from susbench.records.trace import StepRecord
 
 EPISODE_OUTCOME_COLUMNS = (
     "run_id",
@@ -163,77 +163,9 @@ def trace_folder(db: Path) -> Path:
     return db.parent / f"{db.stem}-traces"
 
 
-class RunSettings(Frozen):
-    """How the run's first invocation ran its episodes, beyond its identity: what `reproduce` repeats."""
-
-    replay_mode: ReplayMode = "direct"
-    step_timeout_s: float = Field(default=15.0, gt=0)
-    episode_timeout_s: float | None = Field(default=None, gt=0, description="default: the task's max_seconds")
-    headless: bool = True
-
-
 def archive_folder(db: Path) -> Path:
     """Where a live run writing `db` archives each episode (a WACZ): `<db folder>/<db name>-archives/`."""
     return db.parent / f"{db.stem}-archives"
-
-
-class RunRecord(Frozen):
-    """One run: its configuration and everything needed to reproduce it (AgentLab's journal)."""
-
-    run_id: str
-    config: dict[str, Any]
-    settings: RunSettings | None = Field(default=None, description="None in runs stored before settings")
-    versions: dict[str, str] = Field(default_factory=dict)
-    git_hash: str | None = None
-    snapshot_id: str | None = None
-    snapshot_sha256: str | None = None
-    seed: int
-    host: str
-    started_at: datetime
-
-
-class StoredRun(Frozen):
-    """A run already in the database: its configuration and how many episodes it stored."""
-
-    run_id: str
-    config: dict[str, Any]
-    episodes: int = Field(ge=0)
-
-
-class RequestRecord(Frozen):
-    """One request of an episode as the replayer or recorder saw it."""
-
-    url: str
-    method: str = "GET"
-    match_kind: str | None = None
-    rule: str | None = None
-    score: float | None = None
-    status: int | None = None
-    miss: bool = False
-    session: str | None = Field(default=None, description="the recorded browser session that answered it")
-
-
-class EpisodeRecord(Frozen):
-    """Everything stored for one finished episode, written in one transaction."""
-
-    episode: Episode
-    started_at: datetime
-    ended_at: datetime
-    steps: int = Field(default=0, ge=0)
-    completed: bool | None = None
-    final_message: str = ""
-    error: str | None = Field(
-        default=None, description="why the episode failed (beside its outcome if the pattern was decided)"
-    )
-    archive: str | None = Field(default=None, description="WACZ of a live episode's traffic")
-    outcome: Outcome
-    events: tuple[Event, ...] = ()
-    requests: tuple[RequestRecord, ...] = ()
-    trace: tuple[StepRecord, ...] = Field(default=(), description="an operator under test's steps")
-
-    @property
-    def duration_s(self) -> float:
-        return max(0.0, (self.ended_at - self.started_at).total_seconds())
 
 
 def outcome_checksum(outcome: Outcome) -> str:
