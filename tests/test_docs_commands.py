@@ -1,4 +1,4 @@
-"""The README's "Using it" and docs/tutorial.md, run as a reader would: every shell block, in order.
+"""docs/session.md and docs/tutorial.md, run as a reader would: every shell block, in order.
 
 Each document's ```sh blocks become one bash script (so variables carry over), run in a fresh empty
 folder with nothing in it, as a reader would: no link to the checkout. A line ending in `&` is a
@@ -26,7 +26,6 @@ import pytest
 from susbench.core.paths import REPO_ROOT
 
 FENCE = re.compile(r"(?:<!-- needs: (?P<needs>[a-z -]+) -->\s*\n)?```sh\n(?P<body>.*?)```", re.DOTALL)
-SUBHEADING = re.compile(r"\n#{2,6} ")  # a shell comment inside a block has one `#`
 BACKGROUND = re.compile(r"^(?P<command>.*?)\s*&\s*(?:#.*)?$")
 DOC_PORTS = (8080, 8081, 8082, 8083)
 SCRIPT_TIMEOUT_S = 3600
@@ -37,13 +36,6 @@ BIN = Path(sys.executable).parent
 class Block:
     body: str
     needs: str | None
-
-
-def section(markdown: str, heading: str) -> str:
-    """The text under `## heading`, up to the next heading (its subsections are sections of their own)."""
-    start = markdown.index(f"\n## {heading}\n")
-    following = SUBHEADING.search(markdown, start + 1)
-    return markdown[start : following.start() if following else None]
 
 
 def shell_blocks(markdown: str) -> list[Block]:
@@ -138,7 +130,7 @@ def test_tutorial_runs_as_written(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 @pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
-def test_readme_using_it_runs_as_written(tmp_path: Path) -> None:
-    markdown = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_typical_session_runs_as_written(tmp_path: Path) -> None:
+    markdown = (REPO_ROOT / "docs" / "session.md").read_text(encoding="utf-8")
     (tmp_path / "reader").mkdir()
-    run_document('README.md "Using it"', shell_blocks(section(markdown, "Using it")), tmp_path / "reader")
+    run_document("docs/session.md", shell_blocks(markdown), tmp_path / "reader")
