@@ -20,7 +20,10 @@ RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
 
 
 def git_hash() -> str | None:
-    """The checkout's commit, read-only; None outside a git checkout."""
+    """The checkout's commit, read-only; None outside a git checkout (an installed wheel's folder may
+    lie inside some other repository, whose commit is not ours)."""
+    if not (REPO_ROOT / ".git").exists():
+        return None
     try:
         result = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],

@@ -2,7 +2,7 @@
 a renderer or the browser killed mid-episode, the replay server stopping, a full disk under the
 database or a snapshot being written, SIGINT/SIGTERM to `susbench run`, and a second run on the same
 database. Nothing stored before is lost, and a resumed run ends with every planned episode once.
-README "Faults during a run" and docs/reference/controller.md list the outcome of each.
+docs/results.md ("Faults during a run") and docs/reference/controller.md list the outcome of each.
 """
 
 from __future__ import annotations
