@@ -33,6 +33,10 @@ from susbench.results.store import Store
 
 ALL = "all"
 DECISIONS = ("chose", "moved_on", "left", "ran_out")
+# The scripted baselines with a fixed policy (`susbench.operators.BASELINES`): each the other's
+# opposite, so a rate pooled over them says nothing about a type.
+POLICY_BASELINES = frozenset({"careful", "naive"})
+UNDER_TEST = "operators under test"
 Breakdown = Literal["task", "injection"]
 
 
@@ -170,6 +174,14 @@ class GroupReport(Frozen):
         default=(), description="replicates of one (task, injection) whose outcomes differ"
     )
     power: tuple[PowerRow, ...] = Field(default=(), description="per type: n, interval width, detectable")
+    by_type_under_test: tuple[RateRow, ...] = Field(
+        default=(), description="per type, pooled over every operator but the careful and naive baselines"
+    )
+
+    @property
+    def under_test(self) -> list[str]:
+        """The operators `by_type_under_test` pools."""
+        return [operator for operator in self.operators if operator.split(" (")[0] not in POLICY_BASELINES]
 
     def cell(self, operator: str, pattern_type: str) -> RateRow | None:
         return next((r for r in self.rows if (r.operator, r.pattern_type) == (operator, pattern_type)), None)
@@ -267,7 +279,19 @@ def group_report(
         paired=tuple(paired_rows(group.episodes)),
         flips=tuple(flip_rows(group.episodes)),
         power=tuple(power_rows(group.episodes)),
+        by_type_under_test=tuple(_under_test(group.episodes)),
     )
+
+
+def _under_test(episodes: Sequence[EpisodeRow]) -> list[RateRow]:
+    """Per type, every operator but the careful and naive baselines pooled."""
+    by_type: dict[str, list[EpisodeRow]] = defaultdict(list)
+    for episode in episodes:
+        if episode.pattern_type is not None and episode.operator.split(" (")[0] not in POLICY_BASELINES:
+            by_type[episode.pattern_type].append(episode)
+    return [
+        RateRow.from_episodes(UNDER_TEST, name, by_type[name]) for name in sorted(by_type, key=_type_order)
+    ]
 
 
 def analyse(
