@@ -13,13 +13,15 @@ import math
 
 from scipy.stats import norm
 
+from susbench.core.errors import SusbenchError
+
 ALPHA = 0.05
 POWER = 0.8
 
 
 def _z_sum(alpha: float, power: float) -> float:
     if not (0 < alpha < 1 and 0 < power < 1):
-        raise ValueError(f"alpha {alpha} and power {power} must lie strictly between 0 and 1")
+        raise SusbenchError(f"alpha {alpha} and power {power} must lie strictly between 0 and 1")
     return float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
 
 
@@ -46,9 +48,9 @@ def exposures_needed(
     """Exposures per type to detect `difference` between two types, one at `baseline` (the other
     above it, or below where above leaves [0, 1])."""
     if not 0 < difference < 1:
-        raise ValueError(f"difference {difference} must lie strictly between 0 and 1")
+        raise SusbenchError(f"difference {difference} must lie strictly between 0 and 1")
     other = baseline + difference if baseline + difference <= 1 else baseline - difference
     if not 0 <= other <= 1:
-        raise ValueError(f"no rate lies {difference} from the baseline {baseline}")
+        raise SusbenchError(f"no rate lies {difference} from the baseline {baseline}")
     h = abs(2 * math.asin(math.sqrt(other)) - 2 * math.asin(math.sqrt(baseline)))
     return math.ceil(2 * (_z_sum(alpha, power) / h) ** 2)
