@@ -69,11 +69,11 @@ def _bars(
     compact: bool = False,
 ) -> None:
     """Bars at `positions` with asymmetric Wilson error bars, the paper's avoidance as a hollow diamond
-    where it differs, and at each bar's foot its n (with the rate above it unless `compact`), on an
-    opaque box over the whisker; an empty cell gets a dash."""
+    where it differs from the bar's, and at each bar's foot its n (with the rate above it unless
+    `compact`), on an opaque box over the whisker; an empty cell gets a dash."""
     for position, row in zip(positions, rows, strict=True):
         rate, low, high, n = (None, None, None, 0) if row is None else _shown(row, engaged)
-        if row is not None and engaged and row.rate is not None:
+        if row is not None and engaged and row.rate is not None and row.rate != row.engaged_rate:
             axes.plot(position, row.rate, "D", mfc="none", mec="#222222", ms=4.5 if compact else 6, zorder=5)
         if rate is None or low is None or high is None:
             axes.text(position, 0.02, "–", ha="center", va="bottom", color="#666666")
