@@ -37,7 +37,7 @@ MAX_OPERATOR_BRACKETS = 6
 BRACKET_STEP = 0.09
 ZERO_STUB = 0.008  # height at which a 0% bar is drawn as a line, so it does not vanish into the axis
 N_SIZE = 8  # points: the n under each bar, readable at print size
-LABEL_WIDTH = 14  # characters per line of a tick label (wrapped, never slanted into the next panel)
+LABEL_WIDTH = 16  # characters per line of a tick label (wrapped, never slanted into the next panel)
 
 STYLE = {"svg.hashsalt": "susbench", "font.family": "DejaVu Sans", "font.size": 9, "pdf.fonttype": 42}
 
@@ -125,7 +125,7 @@ def _find(comparisons: list[Comparison], factor: str, first: str, second: str) -
 
 
 def _wrapped(label: str) -> str:
-    return "\n".join(textwrap.wrap(label, LABEL_WIDTH, break_on_hyphens=False)) or label
+    return "\n".join(textwrap.wrap(label, LABEL_WIDTH, break_long_words=False)) or label
 
 
 def _style(axes: Axes, title: str, labels: list[str], top: float, engaged: bool) -> None:
@@ -200,9 +200,8 @@ def panel_by_type(axes: Axes, report: GroupReport) -> None:
             color="#555555",
         )
     who = ", ".join(pooled) if pooled else "no operator under test"
-    _style(
-        axes, textwrap.shorten(f"(b) by type: {who}", 70), [type_title(name) for name in order], 1.25, engaged
-    )
+    title = "(b) by type, pooled over\n" + textwrap.fill(who, 48)
+    _style(axes, title, [type_title(name) for name in order], 1.25, engaged)
 
 
 def panel_by_type_and_operator(axes: Axes, report: GroupReport) -> None:
