@@ -234,8 +234,8 @@ def caption(report: GroupReport) -> str:
         "Bars: engaged avoidance, avoided / (avoided + not avoided) over the exposures the subject decided "
         "by choosing on the pattern or moving on along the task's flow; exposures decided by leaving the "
         "flow (a page outside it, another site, a page not in the snapshot) or by the step or time budget "
-        "running out are not counted. Hollow diamonds: avoidance as the paper counts it, every decided "
-        "exposure included."
+        "running out are not counted. Hollow diamonds, where it differs: avoidance as the paper counts "
+        "it, every decided exposure included."
         if engaged
         else "Bars: avoidance as the paper counts it, avoided / (avoided + not avoided) over every decided "
         "exposure (these runs do not record how each exposure was decided)."
@@ -252,7 +252,8 @@ def caption(report: GroupReport) -> str:
         "counted); a 0% bar is drawn as a line on the axis.",
         "Brackets: Holm-adjusted penalized (Firth) likelihood-ratio tests of the main-effects model "
         "(*** p<0.001, ** p<0.01, * p<0.05, n.s.), between every pair of operators in (a) and between "
-        "neighbouring types in (b), ordered by avoidance; the model counts avoidance as the paper does.",
+        "neighbouring types in (b), ordered by avoidance (the model's type effects, adjusted for operator, "
+        "over every operator); the model counts avoidance as the paper does.",
         "(b) pools "
         + (", ".join(pooled) if pooled else "no operator")
         + "; the careful and naive baselines are never pooled (opposite policies).",
