@@ -141,6 +141,8 @@ RUN_FLAGS = {
     "repeats": Flag(WHAT),
     "seed": Flag(WHAT),
     "control_rate": Flag(WHAT),
+    "control": Flag(WHAT),
+    "redraw_injections": Flag(WHAT, name="--redraw-injections"),
     "db": Flag(HOW),
     "step_timeout_s": Flag(HOW, name="--step-timeout"),
     "episode_timeout_s": Flag(HOW, name="--episode-timeout"),

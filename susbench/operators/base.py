@@ -23,6 +23,7 @@ from playwright.sync_api import Page
 from pydantic import Field
 
 from susbench.browser.actions import ChoiceLister
+from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen, PatternType, Step
 from susbench.records.trace import StepRecord
 
@@ -114,6 +115,12 @@ class OperatorResult(Frozen):
     done: bool = Field(description="the operator believes the task is finished")
     steps: int = Field(default=0, ge=0)
     message: str = ""
+    ran_out: bool = Field(default=False, description="it stopped because its step or time budget ended")
+
+
+class BudgetEnded(SusbenchError):
+    """An operator under test stopped by its step, token or time budget (raised): the episode is an
+    `error` unless the pattern was decided before, and then it was decided otherwise than by the budget."""
 
 
 class Operator(Protocol):

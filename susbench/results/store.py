@@ -43,6 +43,10 @@ EPISODE_OUTCOME_COLUMNS = (
     "started_at",
     "duration_s",
     "error",
+    "reason",
+    "decided_by",
+    "rules_version",
+    "scored_by",
 )
 
 SCHEMA = """
@@ -109,6 +113,32 @@ CREATE TABLE IF NOT EXISTS requests (
 );
 ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS settings JSON;
+ALTER TABLE outcomes ADD COLUMN IF NOT EXISTS decided_by VARCHAR;
+ALTER TABLE outcomes ADD COLUMN IF NOT EXISTS rules_version VARCHAR;
+CREATE TABLE IF NOT EXISTS evidence (
+    episode_id VARCHAR PRIMARY KEY,
+    payload VARCHAR NOT NULL,
+    signature VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    rules_version VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rescores (
+    rescore_id VARCHAR NOT NULL,
+    episode_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    decided_by VARCHAR,
+    rules_version VARCHAR NOT NULL,
+    rescored_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (rescore_id, episode_id)
+);
+CREATE OR REPLACE VIEW scored_outcomes AS
+SELECT episode_id, kind, reason, decided_by, rules_version, scored_by FROM (
+    SELECT episode_id, kind, reason, decided_by, rules_version, 'run' AS scored_by,
+           TIMESTAMP '1970-01-01' AS scored_at FROM outcomes
+    UNION ALL
+    SELECT episode_id, kind, reason, decided_by, rules_version, rescore_id, rescored_at FROM rescores
+) QUALIFY row_number() OVER (PARTITION BY episode_id ORDER BY scored_at DESC) = 1;
 CREATE TABLE IF NOT EXISTS steps (
     episode_id VARCHAR NOT NULL,
     step INTEGER NOT NULL,
@@ -138,8 +168,9 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 CREATE OR REPLACE VIEW episode_outcomes AS
 SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
-       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error
-FROM episodes e JOIN outcomes o USING (episode_id);
+       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error, o.reason,
+       o.decided_by, o.rules_version, o.scored_by
+FROM episodes e JOIN scored_outcomes o USING (episode_id);
 CREATE OR REPLACE VIEW episode_steps AS
 SELECT o.*, s.* EXCLUDE (episode_id) FROM steps s JOIN episode_outcomes o USING (episode_id);
 CREATE OR REPLACE VIEW agent_episodes AS
@@ -153,8 +184,8 @@ FROM steps s JOIN episode_outcomes o USING (episode_id)
 GROUP BY ALL;
 """
 
-TABLES = ("runs", "episodes", "events", "outcomes", "requests", "steps")
-VIEWS = ("episode_outcomes", "episode_steps", "agent_episodes")
+TABLES = ("runs", "episodes", "events", "outcomes", "requests", "steps", "evidence", "rescores")
+VIEWS = ("scored_outcomes", "episode_outcomes", "episode_steps", "agent_episodes")
 STEP_COLUMNS = tuple(StepRecord.model_fields)
 
 
@@ -279,7 +310,7 @@ class Store:
         if not retried:
             return
         with self._transaction() as db:
-            for table in ("steps", "requests", "outcomes", "events", "episodes"):
+            for table in ("steps", "requests", "evidence", "rescores", "outcomes", "events", "episodes"):
                 db.execute(f"DELETE FROM {table} WHERE episode_id = ?", [episode_id])
 
     def _insert_episode(self, record: EpisodeRecord) -> None:
@@ -318,16 +349,25 @@ class Store:
                     ],
                 )
             outcome = record.outcome
+            evidence = record.evidence
             db.execute(
-                "INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO outcomes (episode_id, injection_id, kind, reason, checksum, decided_by, "
+                "rules_version) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     episode.id,
                     outcome.injection_id,
                     outcome.kind.value,
                     outcome.reason,
                     outcome_checksum(outcome),
+                    record.decided_by,
+                    None if evidence is None else evidence.rules_version,
                 ],
             )
+            if evidence is not None:
+                db.execute(
+                    "INSERT INTO evidence VALUES (?, ?, ?, ?, ?)",
+                    [episode.id, evidence.payload, evidence.signature, evidence.key, evidence.rules_version],
+                )
             if record.requests:
                 db.executemany(
                     "INSERT INTO requests (episode_id, seq, url, method, match_kind, rule, score, status, "
@@ -353,6 +393,21 @@ class Store:
                     f"INSERT INTO steps VALUES (?, {', '.join('?' for _ in STEP_COLUMNS)})",
                     [[episode.id, *_step_row(step)] for step in record.trace],
                 )
+
+    def add_rescore(self, rows: Sequence[Sequence[object]]) -> None:
+        """One re-score's outcomes (rescore_id, episode_id, kind, reason, decided_by, rules_version,
+        rescored_at), all or nothing; the outcomes stored before are kept."""
+        if not rows:
+            return
+        try:
+            with self._transaction() as db:
+                db.executemany(
+                    "INSERT INTO rescores VALUES (?, ?, ?, ?, ?, ?, ?)", [list(row) for row in rows]
+                )
+        except duckdb.Error as exc:
+            raise SusbenchError(
+                f"{self.path}: could not store the re-scored outcomes: {duckdb_reason(exc)}"
+            ) from None
 
     def episode_steps(self, episode_id: str) -> list[StepRecord]:
         """An episode's trace, in step order (empty for operators that keep none)."""
