@@ -183,9 +183,11 @@ class ExtensionBridge:
     def choices(self, page: Page, scroll_to: ChoiceRole | None = None, wait: float = 0.0) -> list[Choice]:
         """The injected pattern's choices on `page` with viewport rects (empty if nothing injected).
 
-        `scroll_to` first scrolls that role's element to the viewport centre as a person can (the page
-        and scrollable boxes move, boxes that clip their overflow do not); `wait` polls that long for
-        the pattern to appear (late anchors, delayed pop-ups).
+        `scroll_to` (a role the pattern has) first scrolls the pattern as a whole, unless it is wholly
+        in view, to the viewport centre as a person can (the page and scrollable boxes move, boxes
+        that clip their overflow do not): the same scroll whichever role is named, so a page watching
+        the scroll cannot tell which option is about to be clicked; `wait` polls that long for the
+        pattern to appear (late anchors, delayed pop-ups).
         """
         deadline = time.monotonic() + wait
         while True:

@@ -101,7 +101,8 @@ class Oracle:
     """Ground truth for the scripted baselines: never shown to an operator under test.
 
     `choices(scroll_to)` lists the injected pattern's options with their roles and viewport rects
-    (empty when nothing is injected), scrolling that role's option into view first.
+    (empty when nothing is injected), first bringing the pattern into view when it has an option of
+    that role (the same scroll whichever role: how a baseline scrolls never shows its choice).
     """
 
     pattern_type: PatternType | None
