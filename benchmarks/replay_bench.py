@@ -39,7 +39,6 @@ from warcio.warcwriter import WARCWriter
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.replay_anchors import (
-    ROOT,
     ensure_apt,
     free_ports,
     mitm_record_command,
@@ -63,6 +62,7 @@ from susbench.snapshot import Snapshot, write_wacz
 from susbench.web import SITES, LocalWeb
 from susbench.web.tls import ensure_tls
 
+ROOT = Path(__file__).resolve().parents[1]
 CLOCK_SEED_MS = 1_795_971_600_000
 SETTLE_MS = 3000
 WARMUP = 2
