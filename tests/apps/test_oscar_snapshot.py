@@ -34,7 +34,12 @@ def test_baselines_are_exact_on_every_app_task(tmp_path: Path) -> None:
     for operator in ("naive", "careful"):
         run_benchmark(
             RunOptions(
-                tasks="all", operator=operator, snapshot=SNAPSHOT, tasks_dir=TASK_SETS[APP].tasks_dir, db=db
+                tasks="all",
+                operator=operator,
+                snapshot=SNAPSHOT,
+                tasks_dir=TASK_SETS[APP].tasks_dir,
+                parallel=2,
+                db=db,
             )
         )
     with Store(db, read_only=True) as store:
