@@ -55,6 +55,11 @@ COMMANDS = {
         "The local web of synthetic consumer sites (stands in for the live web).",
         RECORD,
     ),
+    "apps": Entry(
+        "susbench.cli.apps:app",
+        "Real web applications (a shop, a news site, a publication) run here as the live web.",
+        RECORD,
+    ),
     "record": Entry(
         "susbench.cli.record:record",
         "Record URLs or capture plans into a WACZ snapshot, or each site of a catalog into its own.",
