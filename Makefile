@@ -63,7 +63,7 @@ engine: $(STAMP)
 	ci/podman-service.sh ensure $(BIN)/susbench
 	ci/build-image.sh $(BIN)/python
 
-# Debian packages beyond Chromium: Xvfb and X input, the remote seat's VNC stack, npm.
+# Debian packages beyond Chromium: Xvfb and X input, the remote seat's VNC stack, npm, WordPress's stack.
 packages:
 	ci/test-packages.sh
 
@@ -82,10 +82,10 @@ docs: $(STAMP)
 
 # The real web applications (susbench apps), each from its package registry into
 # ~/.cache/susbench/apps/<app>; an installed app costs nothing. `make app-oscar` installs one.
-apps: $(STAMP)
+apps: $(STAMP) packages
 	$(BIN)/susbench apps install
 
-app-%: $(STAMP)
+app-%: $(STAMP) packages
 	$(BIN)/susbench apps install $*
 
 lint: $(STAMP)
