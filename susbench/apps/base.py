@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -14,6 +16,15 @@ from susbench.apps.spec import AppSpec
 from susbench.core.errors import SusbenchError
 
 Log = Callable[[str], None]
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """`preexec_fn` of an app's server process: Linux sends it SIGTERM when the process that started
+    it dies, even by SIGKILL, so a killed `apps serve` or recording leaves no server behind."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class AppError(SusbenchError):

@@ -21,7 +21,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from susbench.apps.base import AppError, Log
+from susbench.apps.base import AppError, Log, die_with_parent
 from susbench.apps.content import ContentDigest, SiteContent
 from susbench.apps.pictures import picture
 from susbench.apps.spec import AppSpec, app_cache
@@ -69,7 +69,7 @@ class OscarDriver:
         return {
             "version": self.spec.version,
             "requirements": _tree_digest(self.requirements),
-            "site": _tree_digest(self.site),
+            "settings": _tree_digest(self.site / "fernhill" / "settings.py"),
         }
 
     def installed(self) -> bool:
@@ -81,7 +81,7 @@ class OscarDriver:
     def _env(self, run_dir: Path) -> dict[str, str]:
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": os.environ.get("HOME", str(self.cache)),
+            "HOME": str(run_dir),  # gunicorn keeps a control socket under $HOME: one per start
             "PYTHONPATH": str(self.site),
             "DJANGO_SETTINGS_MODULE": "fernhill.settings",
             "SUSBENCH_RUN": str(run_dir),
@@ -188,6 +188,7 @@ class OscarDriver:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=die_with_parent,
             )
         self._wait(port, run_dir)
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from susbench.apps.base import AppError, Log
 from susbench.apps.serve import serve_app
-from susbench.catalog.tasks import load_tasks
+from susbench.catalog.injections import load_injections
+from susbench.catalog.tasks import load_tasks, select_tasks
+from susbench.catalog.tasksets import APP_SNAPSHOTS_DIR, APP_TASKS_DIR
 from susbench.core.models import Frozen
-from susbench.core.paths import SNAPSHOTS_DIR, TASKS_DIR
 
 
 class AppSnapshot(Frozen):
@@ -42,21 +43,29 @@ class RecordedApp(Frozen):
 
 
 def app_tasks_dir(name: str) -> Path:
-    return TASKS_DIR / "apps" / name
+    return APP_TASKS_DIR / name
 
 
 def default_snapshot_path(name: str, day: Date) -> Path:
-    return SNAPSHOTS_DIR / "apps" / f"{name}-{day.isoformat()}.wacz"
+    return APP_SNAPSHOTS_DIR / f"{name}-{day.isoformat()}.wacz"
 
 
 def record_app(
-    name: str, day: Date, seed: int = 0, out: Path | None = None, log: Log | None = None
+    name: str,
+    day: Date,
+    seed: int = 0,
+    out: Path | None = None,
+    log: Log | None = None,
+    selector: str = "all",
 ) -> RecordedApp:
-    """Record every capture plan of the app's tasks from the app served for `day` and `seed`."""
+    """Record the capture plan of each of the app's tasks `selector` picks (all by default) from the
+    app served for `day` and `seed`."""
     from susbench.recorder.capture import record_plans
 
     say = log or (lambda line: None)
-    tasks = [task for task in load_tasks(app_tasks_dir(name)) if task.capture is not None]
+    injections = {injection.id: injection for injection in load_injections()}
+    catalog = load_tasks(app_tasks_dir(name), injections) if app_tasks_dir(name).is_dir() else []
+    tasks = [task for task in select_tasks(catalog, selector, injections) if task.capture is not None]
     if not tasks:
         raise AppError(
             name, f"no task with a capture plan in {app_tasks_dir(name)}", "write the app's tasks first"

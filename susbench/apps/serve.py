@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ class ServedApp:
     driver: AppDriver
     content: SiteContent
     front: AppFront
+    run_dir: Path
 
     def verify(self) -> ContentDigest:
         """The app's content read back from its database, if it is what the date and seed give;
@@ -67,6 +70,24 @@ def _quiet(message: str) -> None:
     """No progress lines (the default for tests and in-process callers)."""
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def _terminated_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a `kill`, a test's timeout) unwinds like Ctrl-C, so the app is stopped and its run
+    folder removed; only the main thread may set handlers, elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 @contextmanager
 def serve_app(
     name: str, day: Date, seed: int = 0, port: int = 0, host: str = "127.0.0.1", log: Log = _quiet
@@ -81,12 +102,22 @@ def serve_app(
     runs.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix=f"{day}-", dir=runs))
     content = site_content(day, seed)
+    with _terminated_as_interrupt(), _started(app, run_dir, content, port, host, log) as served:
+        yield served
+
+
+@contextmanager
+def _started(
+    app: AppDriver, run_dir: Path, content: SiteContent, port: int, host: str, log: Log
+) -> Iterator[ServedApp]:
     try:
         backend = free_port()
         app.start(run_dir, backend, content, log)
         try:
-            with AppFront(name, app.spec.hosts, backend, day, port=port, host=host) as front:
-                served = ServedApp(app, content, front)
+            with AppFront(
+                app.spec.name, app.spec.hosts, backend, content.date, port=port, host=host
+            ) as front:
+                served = ServedApp(app, content, front, run_dir)
                 served.verify()
                 yield served
         finally:

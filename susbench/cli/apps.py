@@ -94,9 +94,12 @@ def record(
         Path | None,
         typer.Option("--out", help="snapshot to write (default snapshots/apps/<app>-<date>.wacz)"),
     ] = None,
+    tasks: Annotated[
+        str, typer.Option(help="all, a task id, a pattern type or a glob over the app's task ids")
+    ] = "all",
 ) -> None:
     """Serve the app and record every one of its tasks' capture plans into one WACZ, with the app's
     content digest beside it (<snapshot>.json)."""
     day = _day(date).date()
-    written = record_app(name, day, seed, out, log=lambda line: typer.echo(f"{name}: {line}"))
+    written = record_app(name, day, seed, out, log=lambda line: typer.echo(f"{name}: {line}"), selector=tasks)
     typer.echo(f"wrote {written.snapshot} and {written.manifest}")

@@ -61,4 +61,4 @@ class Command(BaseCommand):
             image = ProductImage(product=product, display_order=0)
             with (pictures / f"{item['slug']}.png").open("rb") as handle:
                 image.original.save(f"{item['slug']}.png", File(handle), save=True)
-        call_command("update_index", interactive=False, verbosity=0)
+        call_command("update_index", verbosity=0)
