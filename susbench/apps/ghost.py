@@ -39,10 +39,11 @@ from typing import Any
 
 import yaml
 
-from susbench.apps.base import AppError, Log
+from susbench.apps.base import AppError, Log, die_with_parent
 from susbench.apps.content import Article, ContentDigest, SiteContent
 from susbench.apps.ghost_admin import GhostAdmin
 from susbench.apps.pictures import picture
+from susbench.apps.serve import free_port
 from susbench.apps.spec import AppSpec, app_cache
 from susbench.core.loading import SAFE_LOADER
 
@@ -77,7 +78,13 @@ class _Process:
         self.log_file = log_file
         with log_file.open("ab") as output:
             self.popen = subprocess.Popen(
-                args, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+                args,
+                cwd=cwd,
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
             )
 
     def exited(self) -> bool:
@@ -296,7 +303,7 @@ class GhostDriver:
         )
         owner = self._owner()
         log("Ghost's first start: migrations and fixtures (about 30-60 s)")
-        with self._servers_in(build, free_port_here(), log) as admin:
+        with self._servers_in(build, free_port(), log) as admin:
             admin.set_up(owner["name"], owner["email"], owner["password"], self.site["title"])
         shutil.rmtree(self.cache / "template-db", ignore_errors=True)
         (build / "db").rename(self.cache / "template-db")
@@ -454,18 +461,11 @@ class GhostDriver:
         for post in self._admin.browse("posts", "limit=all&fields=slug,title,published_at"):
             items[f"article:{post['slug']}"] = f"{post['title']}|{post['published_at'][:10]}"
         plans = {plan.name: plan.slug for plan in self._content.plans}
-        for tier in self._admin.browse("tiers", "limit=all&filter=type:paid"):
+        for tier in self._admin.browse("tiers", "limit=all&filter=type:paid%2Bactive:true"):
             key = plans.get(tier["name"], tier["slug"])
             monthly, yearly = tier["monthly_price"] / 100, tier["yearly_price"] / 100
             items[f"plan:{key}"] = f"{tier['name']}|{monthly:.2f}|{yearly:.2f}"
         return ContentDigest.of(items)
-
-
-def free_port_here() -> int:
-    """A free loopback port for the template database's one start."""
-    from susbench.apps.serve import free_port
-
-    return free_port()
 
 
 class _Seeder:
@@ -521,9 +521,13 @@ class _Seeder:
         tiers = self.admin.browse("tiers")
         free = next(tier for tier in tiers if tier["type"] == "free")
         self.admin.call("PUT", f"/tiers/{free['id']}/", {"tiers": [dict(self.site["free_tier"])]})
-        paid = [tier for tier in tiers if tier["type"] == "paid"]
+        # A tier's slug comes from its first name and cannot be changed: the fixture's paid tier is
+        # archived, and each plan is a tier of its own, so its slug is the plan's.
+        for tier in tiers:
+            if tier["type"] == "paid":
+                self.admin.call("PUT", f"/tiers/{tier['id']}/", {"tiers": [{"active": False}]})
         currency = self.content.brand.currency.lower()
-        for index, plan in enumerate(self.content.plans):
+        for plan in self.content.plans:
             body = {
                 "name": plan.name,
                 "description": f"Membership of {self.site['title']}, {plan.name.lower()} tier",
@@ -534,10 +538,7 @@ class _Seeder:
                 "visibility": "public",
                 "active": True,
             }
-            if index < len(paid):
-                self.admin.call("PUT", f"/tiers/{paid[index]['id']}/", {"tiers": [body]})
-            else:
-                self.admin.call("POST", "/tiers/", {"tiers": [body]})
+            self.admin.call("POST", "/tiers/", {"tiers": [body]})
 
     def _posts(self) -> None:
         shapes = self.site["picture_shapes"]
