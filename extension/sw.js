@@ -9,14 +9,14 @@
 importScripts("urlpattern.js", "worker/scoring.js", "worker/signing.js", "store.js");
 
 const { urlMatches, withoutFragment } = pageHelper.urlpattern;
-const { evaluate } = pageHelper.scoring;
+const { score } = pageHelper.scoring;
 const { hex, canonical, hmacHex } = pageHelper.signing;
 const KEY = "ledger";
 let ledger = null;
 let chain = Promise.resolve();
 
 function blank() {
-  return { episode: null, events: [], docs: {}, exposed: false, moved: false, last_tab: null };
+  return { episode: null, events: [], docs: {}, exposed: false, moved: false, arrived: false, last_tab: null };
 }
 
 async function load() {
@@ -112,6 +112,11 @@ function offer(state, injection) {
 function hello(state, tabId, doc, url) {
   if (!state.episode) return { injection: null };
   state.docs[doc] = { matched: false };
+  // Where the flow went once it moved on (a navigation the browser started names no destination).
+  if (state.moved && !state.arrived) {
+    state.arrived = true;
+    record(state, "arrived", { url });
+  }
   const injection = injectionFor(state, url);
   if (!injection) return reply(state, {});
   state.docs[doc].matched = true;
@@ -172,7 +177,8 @@ function leave(state, doc, message) {
   const known = state.docs[doc];
   if (!known || !known.matched) return;
   if (message.by === "operator") {
-    movedOn(state, "navigation", { from: message.url, started: message.via });
+    const to = typeof message.to === "string" ? { to: message.to } : {};
+    movedOn(state, "navigation", { from: message.url, started: message.via, ...to });
     return;
   }
   const to = typeof message.to === "string" ? message.to : null;
@@ -322,9 +328,7 @@ self.bridge = {
       if (!episode) throw new Error("no episode is running");
       record(state, "episode_end");
       const injection = episode.injection_id ? STORE.injections[episode.injection_id] : null;
-      const [outcome, reason, deciding] = injection
-        ? evaluate(injection.type, state.events)
-        : ["not_encountered", "control condition: nothing was injected", -1];
+      const [outcome, reason, deciding] = score(injection ? injection.type : null, state.events);
       const events = state.events.map((e, i) => ({
         ts_ms: e.ts_ms,
         source: "extension",

@@ -100,6 +100,19 @@
     mounted.root.adoptedStyleSheets = sheets;
   }
 
+  // A pattern drawn as a new item of a grid whose items name their columns (Ghost's Casper sets every
+  // part of a post in `grid-column: main-start / main-end`) takes its neighbour's columns: its host's
+  // reset style would otherwise auto-place it in the grid's first, narrowest track. A rule, or null;
+  // called once the host is in the page.
+  function gridColumn(host) {
+    const grid = host.parentElement;
+    const neighbour = host.nextElementSibling || host.previousElementSibling;
+    if (!grid || !neighbour || !/grid/.test(getComputedStyle(grid).display)) return null;
+    const { gridColumnStart: start, gridColumnEnd: end } = getComputedStyle(neighbour);
+    if (start === "auto" && end === "auto") return null;
+    return `:host { grid-column: ${start} / ${end} !important; }`;
+  }
+
   // Returns the mounted pattern: {host, root, frame, exposed, sight (see exposure.look)}; it is not in
   // the page until `place`. `cell`: the grid cell it is drawn as one more of, if any.
   function render({ injection, template, texts }, anchor, cell) {
@@ -172,5 +185,5 @@
     if (dismissed) mounted.frame.hidden = true;
   }
 
-  helper.draw = { render, place, fit, appear, panel, act, toggle, restore };
+  helper.draw = { render, place, fit, gridColumn, appear, panel, act, toggle, restore };
 })();

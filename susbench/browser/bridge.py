@@ -321,6 +321,13 @@ class ExtensionEpisode:
         ) == (self.id, self.injection_id)
         return ExtensionReport.model_validate({**data, "signature_valid": valid})
 
+    def key(self) -> str:
+        """The episode's HMAC key, inside its `with` block: stored with the signed report so the report
+        can be checked offline; it guards the report from the page only while the episode runs."""
+        if self._secret is None:
+            raise SusbenchError(f"episode {self.id!r}: key() outside its `with` block")
+        return self._secret
+
     def report(self, timeout: float = 2.0) -> ExtensionReport:
         """End the episode (the extension scores it and stops injecting) and return its verified
         report; asked again, the same report."""
