@@ -124,8 +124,8 @@ def _find(comparisons: list[Comparison], factor: str, first: str, second: str) -
     return None
 
 
-def _wrapped(label: str) -> str:
-    return "\n".join(textwrap.wrap(label, LABEL_WIDTH, break_long_words=False)) or label
+def _wrapped(label: str, width: int = LABEL_WIDTH) -> str:
+    return "\n".join(textwrap.wrap(label, width, break_long_words=False)) or label
 
 
 def _style(axes: Axes, title: str, labels: list[str], top: float, engaged: bool) -> None:
@@ -133,7 +133,10 @@ def _style(axes: Axes, title: str, labels: list[str], top: float, engaged: bool)
     axes.set_ylim(0, top)
     axes.set_yticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
     axes.set_ylabel("engaged avoidance" if engaged else "avoidance rate")
-    axes.set_xticks(range(len(labels)), [_wrapped(label) for label in labels], fontsize=8)
+    crowded = len(labels) > 6  # nine types: a word a line, so neighbours never run together
+    axes.set_xticks(
+        range(len(labels)), [_wrapped(label, 9 if crowded else LABEL_WIDTH) for label in labels], fontsize=8
+    )
     axes.spines[["top", "right"]].set_visible(False)
     axes.grid(axis="y", color="#e5e5e5", linewidth=0.6)
     axes.set_axisbelow(True)
@@ -265,8 +268,8 @@ def caption(report: GroupReport) -> str:
 
 def figure4(report: GroupReport) -> Figure:
     """The three panels side by side, panel (c) the widest."""
-    figure = Figure(figsize=(18, 5.2), layout="constrained")
-    axes = figure.subplots(1, 3, width_ratios=[max(2, 1.3 * len(report.operators)), 6, 9])
+    figure = Figure(figsize=(21, 5.4), layout="constrained")
+    axes = figure.subplots(1, 3, width_ratios=[max(2, 1.3 * len(report.operators)), 7.5, 10])
     for panel, draw in zip(axes, PANELS.values(), strict=True):
         draw(panel, report)
     figure.suptitle(report.label, x=0.01, ha="left", fontsize=8, color="#555555")
@@ -274,7 +277,7 @@ def figure4(report: GroupReport) -> Figure:
 
 
 def panel_figure(report: GroupReport, panel: str) -> Figure:
-    widths = {"a": 2.0 + 1.2 * len(report.operators), "b": 7.5, "c": 10.5}
+    widths = {"a": 2.0 + 1.2 * len(report.operators), "b": 8.5, "c": 11.0}
     figure = Figure(figsize=(widths[panel], 4.8), layout="constrained")
     axes = figure.subplots()
     PANELS[panel](axes, report)
