@@ -3,8 +3,9 @@
 # without root is told what to install): a virtual screen and real X input for people as operators
 # (xvfb, xdotool), the remote seat's VNC server, WebSocket bridge and browser client (x11vnc,
 # websockify, novnc), iproute2 for the test that serves a seat on every address of a private network
-# namespace, npm for fetching ReplayWeb.page in the interoperability test, and the WordPress app's
-# Debian packages (WordPress with its Twenty Twenty-One theme, Apache with PHP, MariaDB).
+# namespace, npm for fetching ReplayWeb.page in the interoperability test, and the real apps' Debian
+# packages (WordPress with its Twenty Twenty-One theme, Apache with PHP, and MariaDB, which WordPress
+# and Ghost keep their data in).
 set -eu
 missing=""
 for package in xvfb xdotool x11vnc novnc websockify iproute2 \
