@@ -5,6 +5,7 @@ are named with the app and what to run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -105,8 +106,9 @@ def test_an_app_killed_mid_recording_leaves_no_snapshot(tmp_path: Path) -> None:
     ).stdout.split()
     assert children, f"no app server under the recording: {seen}"
     time.sleep(1.0)
-    for pid in children:
-        os.kill(int(pid), signal.SIGKILL)
+    for pid in children:  # the server, and any command of the app's running beside it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
     rest = process.stdout.read()
     assert process.wait(timeout=300) != 0, [*seen, rest]
     assert not out.exists()
