@@ -24,7 +24,7 @@ from susbench.core.paths import REPO_ROOT
 from susbench.replayer.check import check_snapshot
 from tests.fixtures.cli import run_cli
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]  # app starts and recordings on a busy machine
 
 DAY = date(2026, 12, 7)
 TASK_FILE = REPO_ROOT / "tasks" / "apps" / "oscar" / "oscar-skillet-order.yaml"
