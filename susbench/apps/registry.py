@@ -8,7 +8,9 @@ from susbench.apps.base import AppDriver
 from susbench.apps.spec import find_spec
 
 DRIVERS = {
+    "ghost": "susbench.apps.ghost:GhostDriver",
     "oscar": "susbench.apps.oscar:OscarDriver",
+    "wordpress": "susbench.apps.wordpress:WordPressDriver",
 }
 
 
