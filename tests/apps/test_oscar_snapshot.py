@@ -14,7 +14,7 @@ from susbench.catalog.tasksets import TASK_SETS, task_set_snapshot
 from susbench.controller import RunOptions, run_benchmark
 from susbench.results.store import Store
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]  # 28 episodes on a busy machine
 
 APP = "oscar"
 INJECTIONS = {injection.id: injection for injection in load_injections()}
