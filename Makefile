@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 # 1,266 s (benchmarks/results/suite-2026-12-05.md).
 WORKERS ?= 4
 
-.PHONY: setup demo test check docs lint format browser engine packages tools browsergym local-model
+.PHONY: setup demo test check docs lint format browser engine packages tools browsergym local-model apps
 
 setup: $(STAMP) browser
 
@@ -40,7 +40,7 @@ demo: setup local-model
 
 # The slowest tests are listed at the end, so every run (CI's too) profiles the suite. The docs are
 # built first: CI runs only this target, and a broken link in them fails it.
-test: setup engine tools browsergym local-model docs
+test: setup engine tools browsergym local-model apps docs
 	$(BIN)/python -m pytest -n $(WORKERS) --durations=25
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
@@ -63,7 +63,7 @@ engine: $(STAMP)
 	ci/podman-service.sh ensure $(BIN)/susbench
 	ci/build-image.sh $(BIN)/python
 
-# Debian packages beyond Chromium: Xvfb and X input, the remote seat's VNC stack, npm.
+# Debian packages beyond Chromium: Xvfb and X input, the remote seat's VNC stack, npm, WordPress's stack.
 packages:
 	ci/test-packages.sh
 
@@ -79,6 +79,14 @@ browsergym: $(STAMP)
 # Material for MkDocs prints a banner about MkDocs 2 on every build; the variable it names hides it.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The real web applications (susbench apps), each from its package registry into
+# ~/.cache/susbench/apps/<app>; an installed app costs nothing. `make app-oscar` installs one.
+apps: $(STAMP) packages
+	$(BIN)/susbench apps install
+
+app-%: $(STAMP) packages
+	$(BIN)/susbench apps install $*
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

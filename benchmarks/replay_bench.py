@@ -63,6 +63,7 @@ from susbench.snapshot import Snapshot, write_wacz
 from susbench.web import SITES, LocalWeb
 from susbench.web.tls import ensure_tls
 
+ROOT = Path(__file__).resolve().parents[1]
 CLOCK_SEED_MS = 1_795_971_600_000
 SETTLE_MS = 3000
 WARMUP = 2

@@ -50,8 +50,9 @@ from susbench.distributed import BackendOptions, local_parallel, open_backend
 from susbench.operators import BASELINES, complete_operators, operator_names
 from susbench.operators.base import OperatorSettings
 from susbench.people.remote import remote_screen
+from susbench.records.episode import EpisodeRecord
 from susbench.results.bundle import Verdict
-from susbench.results.store import EpisodeRecord, Store, archive_folder, trace_folder
+from susbench.results.store import Store, archive_folder, trace_folder
 
 STOPPING_NOTICE = (
     "stopping: closing the running episodes' browsers (stored episodes are kept; the same command resumes)"
@@ -140,6 +141,8 @@ RUN_FLAGS = {
     "repeats": Flag(WHAT),
     "seed": Flag(WHAT),
     "control_rate": Flag(WHAT),
+    "control": Flag(WHAT),
+    "redraw_injections": Flag(WHAT, name="--redraw-injections"),
     "db": Flag(HOW),
     "step_timeout_s": Flag(HOW, name="--step-timeout"),
     "episode_timeout_s": Flag(HOW, name="--episode-timeout"),

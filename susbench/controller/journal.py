@@ -14,7 +14,7 @@ from susbench.controller.options import BrowserFacts, SnapshotFacts
 from susbench.core.errors import SusbenchError
 from susbench.core.identity import RunIdentity
 from susbench.core.paths import REPO_ROOT
-from susbench.results.store import RunRecord, RunSettings
+from susbench.records.run import RunRecord, RunSettings
 
 RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
 

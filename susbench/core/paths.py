@@ -25,6 +25,8 @@ INJECTIONS_DIR = DATA_ROOT / "injections"
 EXTENSION_DIR = DATA_ROOT / "extension"
 TASKS_DIR = DATA_ROOT / "tasks"
 SNAPSHOTS_DIR = DATA_ROOT / "snapshots"
+APPS_DIR = DATA_ROOT / "apps"
+"""Each real web application's data: `apps/<name>/app.yaml` and the files its driver installs with."""
 DEFAULT_DB = Path("results.duckdb")
 """The results file a command reads and writes when given no --db (in the current folder)."""
 

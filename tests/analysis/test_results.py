@@ -197,4 +197,6 @@ def test_report_json_names_its_estimator_and_fits_no_model_to_a_handful(
     assert snapshot["model"]["tests"].startswith("penalized likelihood-ratio tests")
     html = (tmp_path / "r" / "report.html").read_text()
     assert "Tasks and sites (3 tasks on 1 sites)" in html and "too few exposures for a model" in html
-    assert "its exposures n" in html  # the figure's caption says what the numbers on the bars are
+    # the figure's caption says what the numbers on the bars are, the interval and how avoided was counted
+    assert "is its n (the exposures counted)" in html and "95% Wilson score intervals" in html
+    assert "avoidance as the paper counts it" in html

@@ -35,7 +35,8 @@ from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
 from susbench.core.errors import SusbenchError
 from susbench.core.paths import REPO_ROOT
-from susbench.results.store import EpisodeRecord, Store
+from susbench.records.episode import EpisodeRecord
+from susbench.results.store import Store
 from susbench.web import LocalWeb
 from tests.support.fault_operators import ACTING_DIR, wait_for_acting
 from tests.support.processes import MARK_VARIABLE, ProcessInfo, Watch, family, marked_env, new_mark
