@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from susbench.core.errors import SusbenchError
 from susbench.core.models import HostMap, ResolveRule
 from susbench.web.app import Request, Response, WebApp
 from susbench.web.catalog import SITES
@@ -213,7 +214,10 @@ class LocalWeb:
         self.seed = seed
         self.host = host
         self._tls_files: TlsFiles = ensure_tls(tuple(site.host for site in SITES), ca_dir)
-        self._server = _Server((host, port), WebApp(self.date, seed), self._tls_files.context, self.date)
+        try:
+            self._server = _Server((host, port), WebApp(self.date, seed), self._tls_files.context, self.date)
+        except OSError as exc:  # the port is taken, or the address is not this machine's
+            raise SusbenchError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
         self._thread: threading.Thread | None = None
 
     @property
