@@ -13,12 +13,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
 
 from susbench.catalog.languages import LANGUAGES_DIR, Language, load_languages, store_languages
 from susbench.catalog.vocabulary import load_vocabulary
 from susbench.core.errors import InputError
-from susbench.core.loading import load_model
+from susbench.core.loading import load_model, read_data_file
 from susbench.core.models import PATTERN_TYPES, Frozen, Injection, PatternType
 from susbench.core.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
@@ -86,17 +87,32 @@ def load_injections(paths: Sequence[Path] = ()) -> list[Injection]:
             injection = load_model(path, Injection)
         except InputError as exc:
             problems.append(str(exc))
+            with suppress(InputError):  # a file that parses: its place too, so one round shows every error
+                problems += _misplaced(path, read_data_file(path))
             continue
         if injection.id in seen:
             problems.append(f"{path}: field 'id': {injection.id!r} is already used by {seen[injection.id]}")
-        elif path.stem != injection.id or path.parent.name != site_folder(injection):
-            expected = f"{site_folder(injection)}/{injection.id}.yaml"
-            problems.append(f"{path}: field 'id': the file must be {expected}")
+        else:
+            problems += _misplaced(path, {"id": injection.id, "site": injection.site})
         seen[injection.id] = path
         injections.append(injection)
     if problems:
         raise InputError("\n".join(problems))
     return injections
+
+
+def _misplaced(path: Path, data: object) -> list[str]:
+    """The file's place when its id and site are readable: `<site>/<id>.yaml` (`generic/` for site `*`)."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("id"), str)
+        or not isinstance(data.get("site"), str)
+    ):
+        return []
+    folder = GENERIC_DIR.name if data["site"] == "*" else data["site"]
+    if path.stem == data["id"] and path.parent.name == folder:
+        return []
+    return [f"{path}: field 'id': the file must be {folder}/{data['id']}.yaml"]
 
 
 def site_folder(injection: Injection) -> str:

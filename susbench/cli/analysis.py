@@ -24,6 +24,7 @@ from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
 from susbench.cli.terminal import output_console
 from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES
+from susbench.core.tables import counted
 from susbench.results.store import Store
 
 
@@ -135,7 +136,8 @@ def drift(
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
         day = live_date.date() if live_date else None
         console.print(
-            f"recording {len(chosen)} task flows from the local web ({day or 'today'})", soft_wrap=True
+            f"recording {counted(len(chosen), 'task flow')} from the local web ({day or 'today'})",
+            soft_wrap=True,
         )
         snapshot_b = record_live(chosen, folder / f"live-{day or 'today'}.wacz", day)
     else:

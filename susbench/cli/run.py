@@ -46,6 +46,7 @@ from susbench.controller.stopping import stopping_on_signals
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.paths import complete_snapshots
+from susbench.core.tables import counted
 from susbench.distributed import BackendOptions, local_parallel, open_backend
 from susbench.operators import BASELINES, complete_operators, operator_names
 from susbench.operators.base import OperatorSettings
@@ -194,7 +195,7 @@ def run(**given: Any) -> None:
     console.print(_destinations(options), soft_wrap=True)
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
     console.print(
-        f"{summary.run_id}: {summary.stored} episodes stored, {summary.skipped} already stored "
+        f"{summary.run_id}: {counted(summary.stored, 'episode')} stored, {summary.skipped} already stored "
         f"(of {summary.planned}); outcomes: {outcomes}",
         soft_wrap=True,
     )

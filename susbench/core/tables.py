@@ -16,6 +16,11 @@ TABLE_GAP = 1  # the space between two columns
 RECORD_FOLD = "    "  # starts each line of a value too long to follow its header
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 episode`, `2 episodes`: every count a message or a caption prints agrees with its noun."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def _longest_word(text: str) -> int:
     return max((cell_len(word) for word in text.split()), default=1)
 

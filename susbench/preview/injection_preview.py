@@ -15,6 +15,7 @@ from susbench.browser.bridge import ExtensionBridge
 from susbench.catalog.injections import build_extension
 from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES, Injection
+from susbench.core.tables import counted
 from susbench.replayer.factory import replay_server
 from susbench.web import LocalWeb
 from susbench.web.flows import fill_cart, needs_cart, open_example
@@ -66,7 +67,8 @@ def _gallery(out: Path, shots: list[tuple[Injection, str]], date: str, where: st
     index = out / "index.html"
     index.write_text(
         f"<!doctype html><meta charset=utf-8><title>Injection gallery</title><style>{style}</style>"
-        f"<h1>Injection gallery ({len(shots)} pictures, {html.escape(where or 'local web')} {date})</h1>"
+        f"<h1>Injection gallery ({counted(len(shots), 'picture')}, "
+        f"{html.escape(where or 'local web')} {date})</h1>"
         f"{''.join(sections)}",
         encoding="utf-8",
     )

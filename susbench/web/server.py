@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+from susbench.core.errors import SusbenchError
 from susbench.core.models import HostMap, ResolveRule
 from susbench.web.app import Request, Response, WebApp
 from susbench.web.catalog import SITES
@@ -297,7 +298,10 @@ class LocalWeb(LoopbackSites):
         self.seed = seed
         hosts = tuple(site.host for site in SITES)
         tls = ensure_tls(hosts, ca_dir)
-        server = _Server((host, port), WebApp(self.date, seed), tls.context, self.date)
+        try:
+            server = _Server((host, port), WebApp(self.date, seed), tls.context, self.date)
+        except OSError as exc:  # the port is taken, or the address is not this machine's
+            raise SusbenchError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
         super().__init__(server, tls, hosts, host, "localweb")
 
     @property

@@ -111,3 +111,17 @@ def test_build_is_content_addressed(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     store = json.loads((first / "store.js").read_text().removeprefix("self.STORE = ").rstrip(";\n"))
     assert set(store["injections"]) == {item.id for item in injections}
     assert build_extension(injections[:3]) != first
+
+
+def test_a_new_injection_file_shows_every_error_in_one_round(tmp_path: Path) -> None:
+    """A bad field no longer hides a misplaced file: both come in the first validation."""
+    source = next(INJECTIONS_DIR.glob("bazaarly.test/*.yaml"))
+    text = source.read_text(encoding="utf-8").replace(f"id: {source.stem}\n", "id: my-new-card\n")
+    folder = tmp_path / "bazaarly.test"
+    folder.mkdir()
+    (folder / "my-card.yaml").write_text(text + "placement_typo: after\n", encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        load_injections((tmp_path,))
+    message = str(raised.value)
+    assert "placement_typo" in message
+    assert "the file must be bazaarly.test/my-new-card.yaml" in message
