@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from susbench.core.digests import canonical_json
 from susbench.core.identity import INPUT_LABELS, RunIdentity
 from susbench.core.models import Task
-from susbench.results.store import StoredRun
+
+if TYPE_CHECKING:
+    from susbench.results.store import StoredRun
 
 
 def episode_key(run_id: str, task_id: str, repeat: int) -> str:
