@@ -56,6 +56,7 @@ SMOKE: dict[str, list[str]] = {
     "people_remote_latency.py": ["--inputs", "2", "--seconds", "1", "--out", f"{OUT}/remote-latency.md"],
     "real_traffic_roundtrip.py": ["--out", f"{OUT}/real-traffic.md"],
     "anchor_goal.py": ["--split", "tune", "--skip-others", "--out", f"{OUT}/anchors.md"],
+    "apps_bench.py": ["--smallest", "--out", f"{OUT}/apps.md"],
     "local_model_bench.py": ["run", "--port", "0", "--max-steps", "1", "--out", f"{OUT}/local-model.json"],
 }
 

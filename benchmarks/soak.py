@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tes
 
 from susbench.core.paths import REPO_ROOT
 from susbench.results.store import Store
-from tests.fixtures.processes import ProcessInfo, Watch, descendants, marked_env, new_mark
+from tests.support.processes import ProcessInfo, Watch, descendants, marked_env, new_mark
 
 KIB = 1024
 MIB = 1024 * KIB

@@ -21,6 +21,7 @@ from pydantic import Field
 from susbench.analysis.pixels import pixel_diff
 from susbench.analysis.walk import AnchorObservation, PageObservation, SideObservation
 from susbench.catalog.tasks import load_tasks, select_tasks
+from susbench.catalog.tasksets import TASK_SETS
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen, Injection, Task
 from susbench.core.paths import TASKS_DIR
@@ -259,10 +260,13 @@ def drift_report(
 
 
 def drift_tasks(selector: str, hosts: set[str], injections: dict[str, Injection]) -> list[Task]:
-    """The selected catalog tasks whose site both snapshots hold and that have a capture plan."""
+    """The selected catalog tasks (the local web's and the apps') whose site both snapshots hold and
+    that have a capture plan."""
+    folders = [TASKS_DIR] + [chosen.tasks_dir for chosen in TASK_SETS.values() if chosen.app]
+    catalog = [task for folder in folders for task in load_tasks(folder, injections)]
     chosen = [
         task
-        for task in select_tasks(load_tasks(TASKS_DIR, injections), selector, injections)
+        for task in select_tasks(catalog, selector, injections)
         if task.capture is not None and task.site in hosts
     ]
     if not chosen:

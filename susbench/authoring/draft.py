@@ -25,7 +25,7 @@ from susbench.core.errors import SusbenchError
 from susbench.core.loading import describe_validation_error
 from susbench.core.models import POPUP_PLACEMENTS, TEXT_KEYS, Frozen, Injection, PatternType
 
-EndpointKind = Literal["openai-compatible"]
+EndpointKind = Literal["openai-compatible", "by-hand"]
 PLACEMENTS = ("before", "after", "prepend", "append")
 MAX_ID = 80
 REQUEST_TIMEOUT_S = 600.0

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import yaml
@@ -24,8 +25,10 @@ from susbench.authoring.describe import load_description
 from susbench.authoring.draft import DraftHistory, DraftRound, draft_injection, next_round, site_of
 from susbench.authoring.simplify import SimplifiedSource, simplify_snapshot_page
 from susbench.core.errors import InputError
+from susbench.core.loading import load_model
 from susbench.core.models import Frozen, Injection, PatternType
 
+BY_HAND = "by-hand"
 HISTORY = "history.json"
 DRAFT = "draft.yaml"
 SOURCE = "source.html"
@@ -146,6 +149,56 @@ def draft(
             )
         )
     return [_record(folder, histories[folder], *drafted[folder], checks.get(folder)) for folder in histories]
+
+
+def draft_by_hand(
+    snapshot: Path,
+    url: str,
+    written: Path,
+    near: str | None = None,
+    out: Path = Path("drafts"),
+    on_step: Callable[[str], None] = lambda text: None,
+) -> DraftResult:
+    """A draft a person wrote (an injection file) through the same check and review as a model's,
+    in the folder named by its id; its history, and the provenance it is accepted with, say it was
+    written by hand. Drafting the same id again is its next round."""
+    injection = load_model(written, Injection)
+    if injection.site != site_of(url):
+        raise InputError(
+            f"{written}: field 'site': {injection.site!r}; expected the page's site {site_of(url)!r}"
+        )
+    folder = out / injection.id
+    if (folder / HISTORY).exists():
+        history = load_history(folder)
+    else:
+        description, description_sha256 = load_description(injection.type)
+        on_step(f"simplifying {url} around {near or 'the main content'}")
+        source = simplify_snapshot_page(snapshot, url, near)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomically(folder / SOURCE, f"{source.html}\n<style>\n{source.css}\n</style>\n")
+        history = DraftHistory(
+            snapshot=str(snapshot),
+            url=url,
+            type=injection.type,
+            near=near,
+            model=BY_HAND,
+            base_url="",
+            endpoint_kind=BY_HAND,
+            description=description,
+            description_sha256=description_sha256,
+            source=source,
+        )
+    text = written.read_text(encoding="utf-8")
+    round_ = DraftRound(
+        number=len(history.rounds) + 1,
+        prompt_sha256=hashlib.sha256(text.encode()).hexdigest(),
+        structured=False,
+        reply=text,
+        drafted_at=datetime.now(UTC),
+    )
+    on_step(f"checking {injection.id} on the page with the extension")
+    (check,) = check_on_page([(injection, folder)], snapshot, url)
+    return _record(folder, history, round_, injection, check)
 
 
 def _record(

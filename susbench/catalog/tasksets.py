@@ -24,7 +24,7 @@ from pydantic import Field
 from susbench.core.errors import SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.models import Frozen
-from susbench.core.paths import TASKS_DIR, cache_dir, shared_dir
+from susbench.core.paths import SNAPSHOTS_DIR, TASKS_DIR, cache_dir, shared_dir
 from susbench.snapshot import import_warc
 from susbench.snapshot.saved import load_url_map
 
@@ -42,6 +42,28 @@ class TaskSet(Frozen):
     description: str
     tasks_dir: Path
     built: bool = Field(description="its snapshot is built from ../shared into the cache (else: bundled)")
+    app: bool = Field(
+        default=False, description="a real web application's tasks, on its own bundled snapshot"
+    )
+
+
+APP_TASKS_DIR = TASKS_DIR / "apps"
+APP_SNAPSHOTS_DIR = SNAPSHOTS_DIR / "apps"
+
+
+def _app_task_sets() -> dict[str, TaskSet]:
+    """One task set per app with tasks in tasks/apps/<app>/ (`susbench apps`)."""
+    folders = sorted(folder for folder in APP_TASKS_DIR.glob("*") if folder.is_dir())
+    return {
+        folder.name: TaskSet(
+            name=folder.name,
+            description=f"the {folder.name} app's tasks, on its newest bundled snapshot (snapshots/apps/)",
+            tasks_dir=folder,
+            built=False,
+            app=True,
+        )
+        for folder in folders
+    }
 
 
 TASK_SETS = {
@@ -57,6 +79,7 @@ TASK_SETS = {
         tasks_dir=TASKS_DIR / REALPAGES,
         built=True,
     ),
+    **_app_task_sets(),
 }
 
 
@@ -74,8 +97,21 @@ def task_set(name: str) -> TaskSet:
 
 def task_set_snapshot(chosen: TaskSet) -> Path | None:
     """The snapshot a task set runs on: built now for `realpages` (once; then reused from the
-    cache), None for the bundled one."""
+    cache), an app's newest in snapshots/apps/, None for the bundled one."""
+    if chosen.app:
+        return app_snapshot(chosen.name)
     return build_realpages_snapshot() if chosen.built else None
+
+
+def app_snapshot(name: str) -> Path:
+    """The newest bundled snapshot of the app `name` (snapshots/apps/<name>-<date>.wacz)."""
+    found = sorted(APP_SNAPSHOTS_DIR.glob(f"{name}-*.wacz"))
+    if not found:
+        raise SusbenchError(
+            f"{APP_SNAPSHOTS_DIR}: no snapshot of the app {name!r}; "
+            f"record one with `susbench apps record {name}`"
+        )
+    return found[-1]
 
 
 def realdata_folder() -> Path:

@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from susbench.authoring.pipeline import DraftRequest
+from susbench.authoring.pipeline import DraftRequest, DraftResult, draft_by_hand
 from susbench.authoring.pipeline import draft as draft_injections
 from susbench.authoring.review import ACCEPTED, accept, draft_folders, find_draft, review_page
 from susbench.catalog.injections import build_extension, load_injections, load_templates
@@ -146,12 +146,18 @@ def draft(
     snapshot: Annotated[Path, typer.Argument(help="the recording (WACZ) the page is replayed from")],
     url: Annotated[str, typer.Option(help="the page to inject on, as recorded")],
     pattern_type: Annotated[
-        str, typer.Option("--type", help="a pattern type, several joined by commas, or all")
-    ],
-    model: Annotated[str, typer.Option(help="the model to ask")],
+        str | None, typer.Option("--type", help="a pattern type, several joined by commas, or all")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="the model to ask")] = None,
     base_url: Annotated[
-        str, typer.Option(help="any OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
-    ],
+        str | None, typer.Option(help="any OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    ] = None,
+    by_hand: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--by-hand", help="an injection written by hand (repeatable): checked and reviewed like a model's"
+        ),
+    ] = None,
     near: Annotated[
         str | None,
         typer.Option(help="the spot: a CSS selector or buy_button, price, title, ... (default: main)"),
@@ -169,6 +175,17 @@ def draft(
         str, typer.Option(help="environment variable holding the API key")
     ] = "OPENAI_API_KEY",
 ) -> None:
+    if by_hand:
+        if model or base_url or pattern_type or revise:
+            raise typer.BadParameter(
+                "--by-hand drafts need no --model, --base-url, --type or --revise", param_hint="--by-hand"
+            )
+        _show_drafts([draft_by_hand(snapshot, url, path, near, out, typer.echo) for path in by_hand], out)
+        return
+    if not (model and base_url and pattern_type):
+        raise typer.BadParameter(
+            "give --type, --model and --base-url (or --by-hand FILE)", param_hint="--model"
+        )
     request = DraftRequest(
         snapshot=snapshot,
         url=url,
@@ -182,6 +199,10 @@ def draft(
         max_tokens=max_tokens,
     )
     results = draft_injections(request, os.environ.get(api_key_env, "none"), on_step=typer.echo)
+    _show_drafts(results, out)
+
+
+def _show_drafts(results: list[DraftResult], out: Path) -> None:
     source = results[0].source
     typer.echo(
         f"source simplified around {source.spot} ({source.found_by}): {source.before_bytes:,} -> "

@@ -55,6 +55,11 @@ COMMANDS = {
         "The local web of synthetic consumer sites (stands in for the live web).",
         RECORD,
     ),
+    "apps": Entry(
+        "susbench.cli.apps:app",
+        "Real web applications (a shop, a news site, a publication) run here as the live web.",
+        RECORD,
+    ),
     "record": Entry(
         "susbench.cli.record:record",
         "Record URLs or capture plans into a WACZ snapshot, or each site of a catalog into its own.",
@@ -113,6 +118,16 @@ COMMANDS = {
     "query": Entry("susbench.cli.results:query", "Run SQL on a results database and print a table.", RESULTS),
     "results": Entry(
         "susbench.cli.results:results_app", "Export results: Parquet plus a run.json manifest.", RESULTS
+    ),
+    "rescore": Entry(
+        "susbench.cli.results:rescore",
+        "Score every stored outcome again from its signed evidence with the current rules.",
+        RESULTS,
+    ),
+    "plan": Entry(
+        "susbench.cli.analysis:plan",
+        "How many episodes per pattern type a study needs to detect a difference (power).",
+        RESULTS,
     ),
     "reproduce": Entry(
         "susbench.cli.run:reproduce",

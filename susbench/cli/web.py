@@ -5,13 +5,27 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
 
 import typer
 
-from susbench.browser import routed_profile
+from susbench.browser import Route, routed_profile
 from susbench.cli.terminal import json_words, shell_words
+from susbench.core.models import HostMap
 from susbench.web.catalog import SITES
 from susbench.web.server import LocalWeb
+
+
+class ServedRoute(Route, Protocol):
+    """A server reached directly by host map: the local web, or an app's front."""
+
+    @property
+    def resolve(self) -> HostMap: ...
+
+    @property
+    def ca_cert_path(self) -> Path: ...
+
 
 app = typer.Typer(help="The local web of synthetic consumer sites.", no_args_is_help=True)
 
@@ -29,22 +43,29 @@ def serve(
     day = date or datetime.now(UTC).date().isoformat()
     with LocalWeb(port=port, date=day, seed=seed, host=host) as web:
         typer.echo(f"Local web on {web.loopback}:{web.port} (date {day}, seed {seed})")
-        for site in SITES:
-            typer.echo(f"  {site.name:<18} {web.url(site.host)}")
-        flags = routed_profile(web).route_args()
-        typer.echo("Chromium flags (shell-quoted, then JSON):")
-        typer.echo(f"  {shell_words(flags)}")
-        typer.echo(f"  {json_words(flags)}")
-        typer.echo("Host map (--resolve):")
-        typer.echo(
-            "  " + shell_words([word for rule in web.resolve.as_args() for word in ("--resolve", rule)])
-        )
-        typer.echo(f"CA certificate: {web.ca_cert_path}")
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:
-            typer.echo("stopped")
+        print_route(web, [(site.name, web.url(site.host)) for site in SITES])
+        wait_for_interrupt()
+
+
+def print_route(route: ServedRoute, sites: list[tuple[str, str]]) -> None:
+    """Each site's URL, then the Chromium flags, the host map and the CA a recorder needs."""
+    for name, url in sites:
+        typer.echo(f"  {name:<18} {url}")
+    flags = routed_profile(route).route_args()
+    typer.echo("Chromium flags (shell-quoted, then JSON):")
+    typer.echo(f"  {shell_words(flags)}")
+    typer.echo(f"  {json_words(flags)}")
+    typer.echo("Host map (--resolve):")
+    typer.echo("  " + shell_words([word for rule in route.resolve.as_args() for word in ("--resolve", rule)]))
+    typer.echo(f"CA certificate: {route.ca_cert_path}")
+
+
+def wait_for_interrupt() -> None:
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        typer.echo("stopped")
 
 
 @app.command()

@@ -171,10 +171,31 @@ def check_extras() -> list[Check]:
     return checks
 
 
+def check_apps() -> Check:
+    """The real web applications and which are installed here (none installed is only a note)."""
+    from susbench.apps import driver, load_specs
+
+    specs = load_specs()
+    installed = [spec for spec in specs if driver(spec.name).installed()]
+    listed = ", ".join(
+        f"{spec.name} ({spec.title} {spec.version}{'' if spec in installed else ', not installed'})"
+        for spec in specs
+    )
+    missing = [spec.name for spec in specs if spec not in installed]
+    return Check(
+        name="apps",
+        ok=not missing,
+        detail=f"{len(installed)} of {len(specs)} installed: {listed}",
+        fix=f"make apps (or susbench apps install {' '.join(missing)})" if missing else None,
+        optional=True,
+    )
+
+
 def run_checks(db: Path, container: bool) -> list[Check]:
     steps: list[Callable[[], Check]] = [check_chromium, check_fonts, check_cas, check_ports]
     checks = [step() for step in steps]
     checks.append(check_results(db))
+    checks.append(check_apps())
     if container:
         checks.append(check_container_engine())
     return checks + check_extras()

@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from susbench.core.digests import canonical_json
 from susbench.core.identity import INPUT_LABELS, RunIdentity
 from susbench.core.models import Task
-
-if TYPE_CHECKING:
-    from susbench.results.store import StoredRun
+from susbench.records.run import StoredRun
 
 
-def episode_key(run_id: str, task_id: str, repeat: int) -> str:
-    return "ep-" + hashlib.sha256(f"{run_id}\x1f{task_id}\x1f{repeat}".encode()).hexdigest()[:20]
+def episode_key(run_id: str, task_id: str, repeat: int, paired_control: bool = False) -> str:
+    """The episode of a task and repeat in a run; its paired control (`--control paired`) is another."""
+    arm = "\x1fcontrol" if paired_control else ""
+    return "ep-" + hashlib.sha256(f"{run_id}\x1f{task_id}\x1f{repeat}{arm}".encode()).hexdigest()[:20]
 
 
 def task_catalog_sha256(tasks: Iterable[Task]) -> str:

@@ -18,10 +18,11 @@ from susbench.controller.environment import WorkerSetup
 from susbench.controller.options import RunOptions
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Episode, HostMap
+from susbench.records.episode import RequestRecord
 from susbench.replayer.factory import replay_server
 from susbench.replayer.service import ReplayLogEntry, ReplayService
-from susbench.results.store import RequestRecord
 from susbench.web import LocalWeb
+from susbench.web.tls import ca_dir as local_web_ca
 
 if TYPE_CHECKING:
     from susbench.recorder.proxy import RecordingProxy
@@ -146,9 +147,11 @@ def _recorded(setup: WorkerSetup, episode: Episode, capture_session: str) -> Ite
 
 @contextmanager
 def live_upstream(options: RunOptions) -> Iterator[tuple[tuple[str, ...], Path | None]]:
-    """The upstream of live mode: the local web in-process, unless --live-resolve points elsewhere."""
+    """The upstream of live mode: the local web in-process, unless --live-resolve points elsewhere.
+    Upstreams under .test (an app's front, `susbench apps serve`) answer with the local web's CA."""
     if options.live_resolve:
-        yield options.live_resolve, None
+        local = all(HostMap.parse([rule]).rules[0].host.endswith(".test") for rule in options.live_resolve)
+        yield options.live_resolve, (local_web_ca() / "ca.pem" if local else None)
         return
     with LocalWeb(port=0, date=options.live_date) as web:
         yield tuple(web.resolve.as_args()), web.ca_cert_path

@@ -30,10 +30,11 @@ class TlsFiles:
     context: ssl.SSLContext
 
 
-def ensure_tls(hosts: tuple[str, ...], directory: Path | None = None) -> TlsFiles:
-    """Create (once) or reuse the CA, the shared leaf key and a leaf cert covering `hosts`."""
+def ensure_tls(hosts: tuple[str, ...], directory: Path | None = None, leaf: str = "leaf.pem") -> TlsFiles:
+    """Create (once) or reuse the CA, the shared leaf key and a leaf cert covering `hosts`, kept as
+    `leaf` in the CA's folder (each served app has its own, so fronts never re-issue each other's)."""
     authority = CertificateAuthority(directory or ca_dir(), CA_NAME)
-    chain = authority.leaf(authority.directory / "leaf.pem", hosts)
+    chain = authority.leaf(authority.directory / leaf, hosts)
     return TlsFiles(
         ca_cert=authority.ca_cert_path,
         leaf_cert=chain,

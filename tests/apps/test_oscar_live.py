@@ -1,0 +1,133 @@
+"""django-oscar served live (installed by `make apps`): recorded with `susbench record` through its
+front and replayed offline with nothing reaching the app; a database edited by hand is caught by the
+content digest; an app killed mid-recording leaves no snapshot; a busy port and a missing install
+are named with the app and what to run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from susbench.apps import AppError, ServedApp, driver, serve_app
+from susbench.core.paths import REPO_ROOT
+from susbench.replayer.check import check_snapshot
+from tests.support.cli import run_cli
+
+pytestmark = pytest.mark.e2e
+
+DAY = date(2026, 12, 7)
+TASK_FILE = REPO_ROOT / "tasks" / "apps" / "oscar" / "oscar-skillet-order.yaml"
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[ServedApp]:
+    assert driver("oscar").installed(), "django-oscar is not installed here: run `make apps`"
+    with serve_app("oscar", DAY, seed=0) as app:
+        yield app
+
+
+def test_recorded_through_the_front_and_replayed_offline(served: ServedApp, tmp_path: Path) -> None:
+    out = tmp_path / "skillet.wacz"
+    front = served.front
+    recorded = run_cli(
+        "record",
+        str(TASK_FILE),
+        "--out",
+        str(out),
+        *[word for rule in front.resolve.as_args() for word in ("--resolve", rule)],
+        "--upstream-ca",
+        str(front.ca_cert_path),
+        timeout=600,
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    before = front.connections
+    pages = check_snapshot(out, mode="direct")
+    assert front.connections == before, "the replay reached the live app"
+    assert len(pages) >= 6 and [page.url for page in pages if page.error] == []
+    requests = sum(page.site.requests for page in pages)
+    answered = sum(page.site.requests * page.site.matched_ratio for page in pages)
+    assert answered >= 0.99 * requests, [page.site.misses for page in pages if page.site.misses]
+
+
+def test_a_database_edited_by_hand_is_caught_by_the_digest(served: ServedApp) -> None:
+    database = served.run_dir / "db.sqlite3"
+    with sqlite3.connect(database) as connection:
+        (original,) = connection.execute(
+            "SELECT price FROM partner_stockrecord WHERE partner_sku = 'FH0003'"
+        ).fetchone()
+        connection.execute("UPDATE partner_stockrecord SET price = 1.00 WHERE partner_sku = 'FH0003'")
+    try:
+        with pytest.raises(AppError, match=r"oscar: its content differs .*product:cast-iron-skillet"):
+            served.verify()
+    finally:
+        with sqlite3.connect(database) as connection:
+            connection.execute(
+                "UPDATE partner_stockrecord SET price = ? WHERE partner_sku = 'FH0003'", (original,)
+            )
+    assert served.verify().sha256 == served.content.digest(("product",)).sha256
+
+
+def test_an_app_killed_mid_recording_leaves_no_snapshot(tmp_path: Path) -> None:
+    out = tmp_path / "killed.wacz"
+    command = [
+        sys.executable,
+        "-m",
+        "susbench",
+        "apps",
+        "record",
+        "oscar",
+        "--date",
+        "2026-12-07",
+        "--tasks",
+        "oscar-skillet-order",
+        "--out",
+        str(out),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:
+        seen.append(line)
+        if "recording" in line:
+            break
+    children = subprocess.run(
+        ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert children, f"no app server under the recording: {seen}"
+    time.sleep(1.0)
+    for pid in children:
+        os.kill(int(pid), signal.SIGKILL)
+    rest = process.stdout.read()
+    assert process.wait(timeout=300) != 0, [*seen, rest]
+    assert not out.exists()
+    assert [path.name for path in tmp_path.iterdir()] == [], "a partial snapshot was left behind"
+
+
+def test_a_busy_port_names_the_app_and_the_fix() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run_cli("apps", "serve", "oscar", "--port", str(port))
+    assert result.returncode == 2
+    assert (
+        f"oscar: cannot listen on 127.0.0.1:{port}" in result.stderr
+        and "choose another port with --port" in result.stderr
+    )
+
+
+def test_an_app_not_installed_says_what_to_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SUSBENCH_HOME", str(tmp_path))
+    result = run_cli("apps", "serve", "oscar", "--port", "0")
+    assert result.returncode == 2
+    assert "oscar: not installed here; run `make apps` (or `susbench apps install oscar`)" in result.stderr
