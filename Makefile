@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 # 1,266 s (benchmarks/results/suite-2026-12-05.md).
 WORKERS ?= 4
 
-.PHONY: setup demo test check docs lint format browser engine packages tools browsergym local-model apps
+.PHONY: setup demo test check docs lint format browser engine packages tools browsergym local-model apps bench-smoke
 
 setup: $(STAMP) browser
 
@@ -42,6 +42,11 @@ demo: setup local-model
 # built first: CI runs only this target, and a broken link in them fails it.
 test: setup engine tools browsergym local-model apps docs
 	$(BIN)/python -m pytest -n $(WORKERS) --durations=25
+
+# Every benchmark in its smallest mode (benchmarks/smoke.py lists them; an unlisted script fails):
+# that each still runs, not its figures. The replay benchmark's ratios are printed in the log.
+bench-smoke: setup engine tools browsergym local-model
+	$(BIN)/python benchmarks/smoke.py
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
 # The fast tier reads archives with py-wacz and cdxj-indexer too, so it needs the tools' virtualenvs.

@@ -20,10 +20,13 @@ import json
 import math
 import os
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tests.
 
 from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import load_tasks, select_tasks

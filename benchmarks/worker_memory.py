@@ -16,11 +16,14 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import sys
 import tempfile
 import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tests.
 
 from benchmarks.soak import rss_mib
 from susbench.controller.environment import WorkerSetup
