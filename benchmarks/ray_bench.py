@@ -30,8 +30,8 @@ from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
 from susbench.controller.pool import LocalProcessPool
 from susbench.distributed import RayCluster
-from susbench.results.store import EpisodeRecord
-from tests.fixtures.processes import MARK_VARIABLE, Watch, new_mark
+from susbench.records.episode import EpisodeRecord
+from tests.support.processes import MARK_VARIABLE, Watch, new_mark
 
 MIB = 1024 * 1024
 

@@ -28,8 +28,8 @@ from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import RunOptions
 from susbench.controller.planning import EpisodeJob
 from susbench.controller.run import run_benchmark
+from susbench.records.episode import EpisodeRecord
 from susbench.replayer.service import CACHE_BYTES, ThreadedReplayServer
-from susbench.results.store import EpisodeRecord
 
 KIB = 1024
 

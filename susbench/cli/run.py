@@ -50,8 +50,9 @@ from susbench.distributed import BackendOptions, local_parallel, open_backend
 from susbench.operators import BASELINES, complete_operators, operator_names
 from susbench.operators.base import OperatorSettings
 from susbench.people.remote import remote_screen
+from susbench.records.episode import EpisodeRecord
 from susbench.results.bundle import Verdict
-from susbench.results.store import EpisodeRecord, Store, archive_folder, trace_folder
+from susbench.results.store import Store, archive_folder, trace_folder
 
 STOPPING_NOTICE = (
     "stopping: closing the running episodes' browsers (stored episodes are kept; the same command resumes)"
@@ -140,6 +141,8 @@ RUN_FLAGS = {
     "repeats": Flag(WHAT),
     "seed": Flag(WHAT),
     "control_rate": Flag(WHAT),
+    "control": Flag(WHAT),
+    "redraw_injections": Flag(WHAT, name="--redraw-injections"),
     "db": Flag(HOW),
     "step_timeout_s": Flag(HOW, name="--step-timeout"),
     "episode_timeout_s": Flag(HOW, name="--episode-timeout"),
@@ -246,7 +249,7 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
         None,
         panel=HOW,
     ),
-    *model_options(RunOptions, {name: RUN_FLAGS[name] for name in ("snapshot", "browser", "image")}),
+    *model_options(RunOptions, {name: RUN_FLAGS[name] for name in ("tasks", "snapshot", "browser", "image")}),
     *WHERE_OPTIONS,
     option(
         "local_model",
@@ -255,7 +258,7 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
             typer.Option(
                 "--local-model/--no-local-model",
                 help="also run the packaged small model (openai-chat on a local llama.cpp server) on the "
-                "nine one-per-type tasks; default: when the local-model extra is installed",
+                "nine one-per-type tasks (or on --tasks); default: when the local-model extra is installed",
             ),
         ],
         None,
@@ -263,8 +266,8 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
     ),
 )
 def demo(**given: Any) -> None:
-    """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
-    (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
+    """Every task (or --tasks) once with each scripted baseline, offline from the bundled snapshot, then
+    the report (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
     # Imported here: the report's statistics (scipy) are most of `susbench run`'s start-up otherwise.
     from susbench.analysis.report import render_report, write_report_folder
 
@@ -289,12 +292,13 @@ def demo(**given: Any) -> None:
     with open_backend(where) as executor:
         for operator in ("naive", "careful", "random"):
             console.print(f"[bold]{operator}[/]")
-            options = RunOptions(tasks="all", operator=operator, parallel=at_once, **shared)
+            options = RunOptions(tasks=given["tasks"], operator=operator, parallel=at_once, **shared)
             _run_with_progress(options, console, executor)
         if with_model:
             with serving_for_run() as server:
                 console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
-                chosen = RunOptions(**local_run_fields(server), **shared)
+                model_tasks = None if given["tasks"] == "all" else given["tasks"]
+                chosen = RunOptions(**local_run_fields(server, tasks=model_tasks), **shared)
                 _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
         report, written = write_report_folder(store, db.parent / f"{db.stem}-report")

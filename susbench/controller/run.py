@@ -37,7 +37,9 @@ from susbench.core.digests import tree_sha256
 from susbench.core.identity import ASKED, RunIdentity, RunInputs
 from susbench.core.models import Injection, OutcomeKind, PageLook, Task
 from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
-from susbench.results.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
+from susbench.records.episode import EpisodeRecord
+from susbench.records.run import RunSettings
+from susbench.results.store import Store, archive_folder, trace_folder
 
 
 @dataclass

@@ -427,6 +427,9 @@ Backend = Literal["local", "ray"]
 BrowserKind = Literal["local", "container"]
 
 
+ControlDesign = Literal["none", "paired"]
+
+
 class Episode(Frozen):
     """One operator attempt at one task; the key is deterministic from run, task and repeat."""
 

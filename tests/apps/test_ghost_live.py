@@ -18,7 +18,7 @@ from susbench.apps import AppError, ServedApp, driver, serve_app
 from susbench.apps.spec import app_cache
 from susbench.core.paths import REPO_ROOT
 from susbench.replayer.check import check_snapshot
-from tests.fixtures.cli import run_cli
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.e2e
 

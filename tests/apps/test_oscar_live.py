@@ -22,7 +22,7 @@ import pytest
 from susbench.apps import AppError, ServedApp, driver, serve_app
 from susbench.core.paths import REPO_ROOT
 from susbench.replayer.check import check_snapshot
-from tests.fixtures.cli import run_cli
+from tests.support.cli import run_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]  # app starts and recordings on a busy machine
 
