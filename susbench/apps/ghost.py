@@ -411,13 +411,13 @@ class GhostDriver:
         self._servers.append(ghost)
         self._wait_for(lambda: self._answers(port), ghost, "Ghost")
 
-    def _answers(self, port: int) -> bool:
+    def _answers(self, port: int, path: str = "/ghost/api/admin/site/") -> bool:
         request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/ghost/api/admin/site/",
+            f"http://127.0.0.1:{port}{path}",
             headers={"Host": self.spec.hosts[0], "X-Forwarded-Proto": "https"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=5) as answer:
+            with urllib.request.urlopen(request, timeout=30) as answer:
                 return bool(answer.status == 200)
         except (urllib.error.HTTPError, OSError):
             return False
@@ -446,6 +446,10 @@ class GhostDriver:
         log(f"seeding {len(content.articles)} posts and {len(content.plans)} tiers for {content.date}")
         _Seeder(admin, self.site, content).seed()
         self._admin, self._content = admin, content
+        # Ghost compiles a theme's templates on their first request (seconds on a busy machine): pay
+        # that here, so a recording's or a live run's first page loads like every other.
+        for page in ("/", f"/{content.articles[0].slug}/", "/join/", "/membership/"):
+            self._answers(port, page)
 
     def stop(self) -> None:
         servers, self._servers = self._servers, []
