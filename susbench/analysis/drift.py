@@ -277,8 +277,8 @@ def drift_tasks(selector: str, hosts: set[str], injections: dict[str, Injection]
     return chosen
 
 
-def record_live(tasks: list[Task], out: Path, live_date: date | None) -> Path:
-    """A fresh recording of the tasks' flows from the local web at `live_date` (default today)."""
+def record_live(tasks: list[Task], out: Path, live_date: date) -> Path:
+    """A fresh recording of the tasks' flows from the local web at `live_date`."""
     from susbench.recorder.capture import record_plans
     from susbench.web import LocalWeb
 

@@ -26,6 +26,7 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES
 from susbench.core.tables import counted
 from susbench.results.store import Store
+from susbench.web.edition import DEFAULT_DATE
 
 
 def report(
@@ -110,7 +111,7 @@ def drift(
     ] = False,
     live_date: Annotated[
         datetime | None,
-        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
+        typer.Option(formats=["%Y-%m-%d"], help=f"the local web's date for --live (default: {DEFAULT_DATE})"),
     ] = None,
     tasks: Annotated[
         str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
@@ -134,12 +135,11 @@ def drift(
     console = output_console()
     if snapshot_b is None:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
-        day = live_date.date() if live_date else None
+        day = live_date.date() if live_date else DEFAULT_DATE
         console.print(
-            f"recording {counted(len(chosen), 'task flow')} from the local web ({day or 'today'})",
-            soft_wrap=True,
+            f"recording {counted(len(chosen), 'task flow')} from the local web ({day})", soft_wrap=True
         )
-        snapshot_b = record_live(chosen, folder / f"live-{day or 'today'}.wacz", day)
+        snapshot_b = record_live(chosen, folder / f"live-{day}.wacz", day)
     else:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a, snapshot_b), injections)
     result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder)
