@@ -152,6 +152,9 @@ def test_report_by_task_keeps_every_interval_and_name_whole(db: Path) -> None:
         assert_table_shown(shown.stdout, tables.episodes(group))
         forms = assert_table_shown(shown.stdout, tables.breakdown(group))
         assert forms == {"record"}, "the breakdown is wider than 80 columns: its rows are records"
+    fields = [field for record in records(shown.stdout.splitlines()) for field in record]
+    assert {("task", task) for task in LONG_TASKS} <= set(fields), "each record names its task as `task:`"
+    assert not [field for field in fields if field[0] == "item"]
 
 
 def test_compare_keeps_the_mcnemar_exact_p(db: Path) -> None:
