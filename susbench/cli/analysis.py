@@ -76,8 +76,9 @@ def report(
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
         console.print(render_analysis(result))
-    if written and not as_json:
-        console.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+    if not as_json:
+        for path in written:
+            console.print(f"wrote {path}", soft_wrap=True)
 
 
 def compare(
