@@ -21,7 +21,7 @@ from susbench.analysis.results import group_results
 from susbench.analysis.summary import Breakdown, analyse
 from susbench.catalog.injections import load_injections
 from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
-from susbench.cli.terminal import output_console
+from susbench.cli.terminal import output_console, progress_lines
 from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES
 from susbench.core.tables import counted
@@ -134,16 +134,15 @@ def drift(
     folder = out or Path(f"drift-{snapshot_a.stem}-vs-{snapshot_b.stem if snapshot_b else 'live'}")
     folder.mkdir(parents=True, exist_ok=True)
     console = output_console()
+    progress = progress_lines()
     if snapshot_b is None:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
         day = live_date.date() if live_date else DEFAULT_DATE
-        console.print(
-            f"recording {counted(len(chosen), 'task flow')} from the local web ({day})", soft_wrap=True
-        )
-        snapshot_b = record_live(chosen, folder / f"live-{day}.wacz", day)
+        progress(f"recording {counted(len(chosen), 'task flow')} from the local web ({day})")
+        snapshot_b = record_live(chosen, folder / f"live-{day}.wacz", day, progress)
     else:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a, snapshot_b), injections)
-    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder)
+    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder, progress)
     page = write_page(folder, "drift.html", drift_page(result, folder))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

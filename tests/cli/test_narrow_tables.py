@@ -195,6 +195,8 @@ def test_drift_keeps_text_pixels_and_problem_columns(tmp_path: Path) -> None:
     task = "pizzapalace-margherita-order"
     shown = susbench("drift", str(BUNDLED), str(BUNDLED), "--tasks", task, "--out", "drift", cwd=tmp_path)
     assert shown.returncode == 0, shown.stdout + shown.stderr
+    walked = f"{BUNDLED.name}: task 1/1 {task}"  # progress goes to stderr, once per side
+    assert shown.stderr.splitlines() == [walked, walked] and walked not in shown.stdout
     report = DriftReport.model_validate_json((tmp_path / "drift" / "drift.json").read_text())
     pages = tables.pages(report)
     assert {"text lines changed", "pixels changed", "problem"} <= set(pages.headers)
