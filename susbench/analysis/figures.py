@@ -294,8 +294,8 @@ def _save(figure: Figure, stem: Path) -> list[Path]:
 
 
 def write_figures(report: GroupReport, folder: Path, prefix: str = "figure4") -> list[Path]:
-    """figure4.{png,svg,pdf} (three panels), figure4a/b/c.{png,svg,pdf} and the caption figure4.txt;
-    returns the files written."""
+    """<prefix>.{png,svg,pdf} (three panels), <prefix>-a/-b/-c.{png,svg,pdf} and the caption
+    <prefix>.txt; returns the files written."""
     if not report.rows:
         raise SusbenchError(f"{report.label}: no injected episodes, so nothing to plot")
     try:
@@ -305,17 +305,15 @@ def write_figures(report: GroupReport, folder: Path, prefix: str = "figure4") ->
     with rc_context(STYLE):
         written = _save(figure4(report), folder / prefix)
         for panel in PANELS:
-            written += _save(panel_figure(report, panel), folder / f"{prefix}{panel}")
+            written += _save(panel_figure(report, panel), folder / f"{prefix}-{panel}")
     text = folder / f"{prefix}.txt"
     text.write_text(caption(report) + "\n", encoding="utf-8")
     return [*written, text]
 
 
 def figure_stem(group: GroupReport, index: int) -> str:
-    """`figure4` for the first group; the others named by their configuration, e.g.
-    `figure4-2-live-2027-02-01` or `figure4-3-snapshot-localweb-2026-11-29`."""
-    if index == 1:
-        return "figure4"
+    """Every group's figure named alike, by its place and configuration, e.g.
+    `figure4-1-snapshot-localweb-2026-11-29` or `figure4-2-live-2027-02-01`."""
     key = group.configuration
     parts = [str(key.get("mode", "pooled"))]
     if key.get("snapshot_sha256"):

@@ -160,6 +160,7 @@ class GroupReport(Frozen):
     runs: tuple[ReportedRun, ...]
     rows: tuple[RateRow, ...]
     breakdown: tuple[RateRow, ...] = ()
+    breakdown_by: Breakdown | None = Field(default=None, description="what `breakdown` is by (`--by`)")
     control_episodes: dict[str, int] = Field(default_factory=dict)
     practice_episodes: dict[str, int] = Field(
         default_factory=dict, description="of the control episodes, a study's practice tasks"
@@ -272,6 +273,7 @@ def group_report(
         ),
         rows=tuple(rate_rows(group.episodes)),
         breakdown=tuple(rate_rows(group.episodes, breakdown)) if breakdown else (),
+        breakdown_by=breakdown,
         control_episodes=dict(controls),
         model=fit_model(group.episodes, model) if model is not None and refusal is None else None,
         model_note=refusal,

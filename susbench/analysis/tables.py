@@ -117,7 +117,7 @@ def breakdown(report: GroupReport) -> Rows:
     headers = [
         "operator",
         "pattern type",
-        "item",
+        str(report.breakdown_by),
         "avoidance",
         "95% CI",
         "avoided",

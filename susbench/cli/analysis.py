@@ -21,11 +21,12 @@ from susbench.analysis.results import group_results
 from susbench.analysis.summary import Breakdown, analyse
 from susbench.catalog.injections import load_injections
 from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
-from susbench.cli.terminal import output_console
+from susbench.cli.terminal import output_console, progress_lines
 from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES
 from susbench.core.tables import counted
 from susbench.results.store import Store
+from susbench.web.edition import DEFAULT_DATE
 
 
 def report(
@@ -75,8 +76,9 @@ def report(
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
         console.print(render_analysis(result))
-    if written and not as_json:
-        console.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+    if not as_json:
+        for path in written:
+            console.print(f"wrote {path}", soft_wrap=True)
 
 
 def compare(
@@ -110,7 +112,7 @@ def drift(
     ] = False,
     live_date: Annotated[
         datetime | None,
-        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
+        typer.Option(formats=["%Y-%m-%d"], help=f"the local web's date for --live (default: {DEFAULT_DATE})"),
     ] = None,
     tasks: Annotated[
         str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
@@ -132,17 +134,15 @@ def drift(
     folder = out or Path(f"drift-{snapshot_a.stem}-vs-{snapshot_b.stem if snapshot_b else 'live'}")
     folder.mkdir(parents=True, exist_ok=True)
     console = output_console()
+    progress = progress_lines()
     if snapshot_b is None:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
-        day = live_date.date() if live_date else None
-        console.print(
-            f"recording {counted(len(chosen), 'task flow')} from the local web ({day or 'today'})",
-            soft_wrap=True,
-        )
-        snapshot_b = record_live(chosen, folder / f"live-{day or 'today'}.wacz", day)
+        day = live_date.date() if live_date else DEFAULT_DATE
+        progress(f"recording {counted(len(chosen), 'task flow')} from the local web ({day})")
+        snapshot_b = record_live(chosen, folder / f"live-{day}.wacz", day, progress)
     else:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a, snapshot_b), injections)
-    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder)
+    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder, progress)
     page = write_page(folder, "drift.html", drift_page(result, folder))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))

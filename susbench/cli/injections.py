@@ -26,7 +26,8 @@ from susbench.core.models import PATTERN_TYPES, SEMANTIC_KINDS, Injection, Patte
 from susbench.core.paths import INJECTIONS_DIR, cache_dir
 from susbench.core.tables import FittedTable
 from susbench.preview.anchors import GOAL, AnchorRow, PageSurvey, generic_injections, measure, summarize
-from susbench.preview.injection_preview import PREVIEW_DATE, preview_gallery, preview_real_pages
+from susbench.preview.injection_preview import preview_gallery, preview_real_pages
+from susbench.web.edition import DEFAULT_DATE
 
 injections_app = typer.Typer(no_args_is_help=True)
 extension_app = typer.Typer(no_args_is_help=True)
@@ -89,7 +90,7 @@ def preview(
     only: Annotated[list[str] | None, typer.Option("--id", help="only these injection ids")] = None,
     date: Annotated[
         str, typer.Option(help="local web date (sites redesign after their drift date)")
-    ] = PREVIEW_DATE,
+    ] = DEFAULT_DATE.isoformat(),
     real_pages: Annotated[
         int,
         typer.Option(

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from susbench.browser import QUIET_FLAGS
 from susbench.cli.options import JsonOption
-from susbench.cli.terminal import json_words, shell_words
+from susbench.cli.terminal import json_words, progress_lines, shell_words
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.paths import complete_snapshots
@@ -163,7 +163,7 @@ def check(
     """Load every page of the snapshot in headless Chromium through the replayer; report coverage."""
     if mode not in MODES:
         raise SusbenchError(f"--mode {mode!r}: expected 'proxy' or 'direct'")
-    pages = check_snapshot(snapshot, timeout_s=timeout_s, mode=cast(Mode, mode))
+    pages = check_snapshot(snapshot, timeout_s=timeout_s, mode=cast(Mode, mode), progress=progress_lines())
     if as_json:
         typer.echo(json.dumps([page.model_dump(mode="json") for page in pages], indent=2))
     else:

@@ -305,7 +305,10 @@ def demo(**given: Any) -> None:
         report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
     console.print(render_report(report))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
-    figure = ", ".join(str(path) for path in written if path.stem == "figure4")
+    # a group's three-panel figure is the PNG with its caption beside it; its panels have none
+    figure = ", ".join(
+        str(path) for path in written if path.suffix == ".png" and path.with_suffix(".txt") in written
+    )
     console.print(f"report: {written[-1]}  (Figure 4: {figure or 'no injected episodes to plot'})")
 
 

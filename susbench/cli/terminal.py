@@ -6,7 +6,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Self
 
 from rich.console import Console
@@ -36,6 +36,16 @@ def output_console(log_width: int = LOG_WIDTH) -> Console:
     else:
         width = None if sys.stdout.isatty() else log_width
     return Console(highlight=False, width=width)
+
+
+def progress_lines() -> Callable[[str], None]:
+    """Progress of long work as plain lines on stderr, so stdout keeps only the result (`--json`)."""
+    errors = Console(stderr=True, highlight=False)
+
+    def show(line: str) -> None:
+        errors.print(line, soft_wrap=True, markup=False)
+
+    return show
 
 
 class ShownProgress:

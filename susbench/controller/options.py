@@ -16,6 +16,7 @@ from susbench.core.models import BrowserKind, ControlDesign, Frozen, Mode, PageL
 from susbench.core.paths import DEFAULT_DB, SNAPSHOTS_DIR
 from susbench.operators import OperatorCheck, OperatorSettings, check_operator, is_seated
 from susbench.snapshot import Snapshot
+from susbench.web.edition import DEFAULT_DATE
 
 
 class RunOptions(Frozen):
@@ -32,7 +33,7 @@ class RunOptions(Frozen):
         default=(), description="upstream for --live, as curl's --resolve (default: the local web)"
     )
     live_date: date | None = Field(
-        default=None, description="the local web's date for --live (default: today)"
+        default=None, description=f"the local web's date for --live (default: {DEFAULT_DATE})"
     )
     repeats: int = Field(
         default=1, ge=1, le=10_000, description="episodes per task: replicates of its injection"

@@ -11,7 +11,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Protocol
 
@@ -40,6 +39,7 @@ from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
 from susbench.records.episode import EpisodeRecord
 from susbench.records.run import RunSettings
 from susbench.results.store import Store, archive_folder, trace_folder
+from susbench.web.edition import DEFAULT_DATE
 
 
 @dataclass
@@ -124,10 +124,11 @@ def unlisted_notice(extra_injections: Sequence[Path], tasks: Sequence[Task]) -> 
 
 
 def served_date(options: RunOptions) -> RunOptions:
-    """A live run on the local web serves one date: today's unless --live-date names another. It is
-    pinned before the run's identity, so the journal and the report say which day was served."""
+    """A live run on the local web serves one date: the documented default unless --live-date names
+    another. It is pinned before the run's identity, so the journal and the report say which day was
+    served."""
     if options.live and not options.live_resolve and options.live_date is None:
-        return options.model_copy(update={"live_date": date.today()})
+        return options.model_copy(update={"live_date": DEFAULT_DATE})
     return options
 
 

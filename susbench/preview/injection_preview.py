@@ -18,9 +18,9 @@ from susbench.core.models import PATTERN_TYPES, Injection
 from susbench.core.tables import counted
 from susbench.replayer.factory import replay_server
 from susbench.web import LocalWeb
+from susbench.web.edition import DEFAULT_DATE
 from susbench.web.flows import fill_cart, needs_cart, open_example
 
-PREVIEW_DATE = "2026-11-29"
 TYPE_TITLES = {name: name.replace("_", " ").title() for name in PATTERN_TYPES} | {"popup_ad": "Pop-Up Ad"}
 MARGIN_X, MARGIN_Y = 220, 150
 
@@ -79,7 +79,7 @@ def preview_gallery(
     shown: Sequence[Injection],
     catalog: Sequence[Injection],
     out: Path,
-    date: str = PREVIEW_DATE,
+    date: str = DEFAULT_DATE.isoformat(),
     on_shot: Callable[[Injection], None] = lambda injection: None,
 ) -> Path:
     """Screenshot each of `shown` with the extension built from `catalog`; returns the gallery page."""

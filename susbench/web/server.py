@@ -25,6 +25,7 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import HostMap, ResolveRule
 from susbench.web.app import Request, Response, WebApp
 from susbench.web.catalog import SITES
+from susbench.web.edition import DEFAULT_DATE
 from susbench.web.tls import TlsFiles, ensure_tls
 
 COMPRESSIBLE = ("text/", "application/json", "image/svg+xml")
@@ -197,7 +198,7 @@ class _Server(SniffingServer):
 
 def _as_date(value: str | Date | None) -> Date:
     if value is None:
-        return datetime.now(UTC).date()
+        return DEFAULT_DATE
     if isinstance(value, Date):
         return value
     return Date.fromisoformat(value)

@@ -186,7 +186,7 @@ def test_figure4_draws_engaged_avoidance_and_names_who_avoided_by_leaving(tmp_pa
     assert [r.operator for r in report.by_type_under_test] == ["operators under test"] * 3
     written = {path.name for path in write_figures(report, tmp_path)}
     assert {
-        f"figure4{panel}.{kind}" for panel in ("", "a", "b", "c") for kind in ("png", "svg", "pdf")
+        f"figure4{panel}.{kind}" for panel in ("", "-a", "-b", "-c") for kind in ("png", "svg", "pdf")
     } <= written
     assert (tmp_path / "figure4.txt").read_text().strip() == text
 
