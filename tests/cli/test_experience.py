@@ -79,6 +79,16 @@ def entry(url: str, kind: str) -> ReplayLogEntry:
     return ReplayLogEntry(ts=0.0, method="GET", url=url, kind=kind, status=404, episode_number=1)  # type: ignore[arg-type]
 
 
+def test_a_run_with_bad_input_prints_its_error_and_no_empty_progress_bar(tmp_path: Path) -> None:
+    """The bar used to be drawn (empty, 0/0) before the input was checked, then the error under it."""
+    db = tmp_path / "results.duckdb"
+    result = susbench("run", "--operator", "random", "--tasks", "nope-*", "--db", str(db))
+    assert result.returncode == 2
+    assert result.stdout.splitlines() == [f"results: {db.resolve()}"]
+    assert result.stderr.startswith("error: --tasks 'nope-*' matches no task")
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+
+
 def test_coverage_counts_equal_their_lists_and_background_stays_out_of_the_ratio() -> None:
     entries = [
         entry("https://pizzapalace.test/", "exact"),
