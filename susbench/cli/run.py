@@ -80,6 +80,7 @@ class ProgressDisplay(ShownProgress):
         self._bar = self._progress.add_task("run", total=0, operator=operator, outcomes="")
 
     def started(self, summary: RunSummary) -> None:
+        self._show()
         if summary.notice:
             self._progress.console.print(summary.notice, style="yellow", soft_wrap=True)
         todo = summary.planned - summary.skipped

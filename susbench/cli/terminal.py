@@ -49,14 +49,22 @@ def progress_lines() -> Callable[[str], None]:
 
 
 class ShownProgress:
-    """Bars drawn while the `with` block runs; a display builds its `Progress` and says what moved."""
+    """Bars drawn from the display's first event until the `with` block ends; a display builds its
+    `Progress` and says what moved. Nothing is drawn before the work starts, so an error in the input
+    is the only line printed."""
 
     def __init__(self, progress: Progress) -> None:
         self._progress = progress
+        self._shown = False
 
     def __enter__(self) -> Self:
-        self._progress.start()
         return self
 
+    def _show(self) -> None:
+        if not self._shown:
+            self._shown = True
+            self._progress.start()
+
     def __exit__(self, *exc_info: object) -> None:
-        self._progress.stop()
+        if self._shown:
+            self._progress.stop()

@@ -125,3 +125,25 @@ def test_a_new_injection_file_shows_every_error_in_one_round(tmp_path: Path) -> 
     message = str(raised.value)
     assert "placement_typo" in message
     assert "the file must be bazaarly.test/my-new-card.yaml" in message
+
+
+def test_field_errors_and_the_model_wide_checks_come_in_one_round(tmp_path: Path) -> None:
+    """A field error used to hide the checks across fields (they ran only once every field was valid)."""
+    source = INJECTIONS_DIR / "bazaarly.test" / "bazaarly-home-sponsored-card.yaml"
+    text = source.read_text(encoding="utf-8").replace("  label: Sponsored\n", "")  # a disguised_ad needs it
+    text = text.replace("bazaarly.test/\n", "voltcart.test/\n")  # its page (url, example) not on its site
+    folder = tmp_path / "bazaarly.test"
+    folder.mkdir()
+    (folder / "my-card.yaml").write_text(text + "placement_typo: after\n", encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        load_injections((tmp_path,))
+    lines = str(raised.value).splitlines()
+    assert any("placement_typo" in line for line in lines)
+    assert any(line.endswith("texts: a disguised_ad needs 'label'") for line in lines)
+    assert any(line.endswith("page.url: 'voltcart.test/' is not on site 'bazaarly.test'") for line in lines)
+    assert any("the file must be bazaarly.test/bazaarly-home-sponsored-card.yaml" in line for line in lines)
+    (folder / "my-card.yaml").write_text(text, encoding="utf-8")  # no field error: each check said once
+    with pytest.raises(InputError) as raised:
+        load_injections((tmp_path,))
+    message = str(raised.value)
+    assert message.count("needs 'label'") == 1 and message.count("is not on site") == 1

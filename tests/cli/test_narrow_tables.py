@@ -27,6 +27,7 @@ from susbench.core.models import OutcomeKind
 from susbench.core.paths import SNAPSHOTS_DIR
 from susbench.core.tables import FittedTable
 from susbench.results.store import Store
+from susbench.snapshot import Snapshot
 from tests.support.results import add_episode, add_run
 
 SUSBENCH = Path(sys.executable).with_name("susbench")
@@ -203,3 +204,15 @@ def test_drift_keeps_text_pixels_and_problem_columns(tmp_path: Path) -> None:
     assert_table_shown(shown.stdout, pages)
     assert_table_shown(shown.stdout, tables.digests(report))
     assert_table_shown(shown.stdout, tables.anchors(report))
+
+
+def test_snapshot_info_keeps_the_sha256_whole_on_one_line() -> None:
+    with Snapshot.open(BUNDLED) as snapshot:
+        sha256, manifest = snapshot.sha256, snapshot.manifest
+    shown = susbench("snapshot", "info", str(BUNDLED))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    assert any(line.split() == ["sha256:", sha256] for line in lines), shown.stdout
+    assert any(line.split() == ["user_agent:"] for line in lines)
+    assert " ".join(" ".join(lines).split()).count(manifest.user_agent) == 1
