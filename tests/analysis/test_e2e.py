@@ -78,15 +78,15 @@ def test_figure4_is_drawn_from_the_real_runs(results: dict[str, str | Path], tmp
     written = write_figures(snapshot, tmp_path / "one")
     again = write_figures(snapshot, tmp_path / "two")
     assert [path.name for path in written] == [
-        f"figure4{panel}.{kind}" for panel in ("", "-a", "-b", "-c") for kind in ("png", "svg")
-    ]
+        f"figure4{panel}.{kind}" for panel in ("", "-a", "-b", "-c") for kind in ("png", "svg", "pdf")
+    ] + ["figure4.txt"]
     assert [path.read_bytes() for path in written] == [path.read_bytes() for path in again]  # reproducible
     with Image.open(written[0]) as image:
-        assert image.size == (2550, 690)  # 17 x 4.6 in at 150 dpi
+        assert image.size == (3150, 810)  # 21 x 5.4 in at 150 dpi
     svg = written[1].read_text()
     for text in (
         "(a) by operator",
-        "(b) by dark-pattern type",
+        "(b) by type, pooled over",
         "(c) by type for each operator",
         "Confirm Shaming",
     ):

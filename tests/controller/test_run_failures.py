@@ -68,7 +68,7 @@ def test_a_run_of_only_errors_fails_and_its_rerun_retries_them(tmp_path: Path) -
     again = susbench(*args, cwd=tmp_path, env=env)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "retrying 1 episode stored as error" in again.stdout
-    assert "1 episodes stored, 0 already stored (of 1)" in again.stdout
+    assert "1 episode stored, 0 already stored (of 1)" in again.stdout
     with Store(tmp_path / "r.duckdb", read_only=True) as store:
         _, rows = store.query("SELECT outcome FROM episode_outcomes")
     assert rows == [("error",)]  # the retry replaced the first attempt; nothing is stored twice
