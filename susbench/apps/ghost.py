@@ -24,7 +24,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import subprocess
 import tarfile
 import time
@@ -39,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from susbench.apps.base import AppError, Log, die_with_parent
+from susbench.apps.base import AppError, Log, die_with_parent, stop_group
 from susbench.apps.content import Article, ContentDigest, SiteContent
 from susbench.apps.ghost_admin import GhostAdmin
 from susbench.apps.pictures import picture
@@ -95,14 +94,7 @@ class _Process:
         return " / ".join(re.sub(r"\x1b\[[0-9;]*m", "", line) for line in lines)
 
     def stop(self) -> None:
-        if self.exited():
-            return
-        os.killpg(self.popen.pid, signal.SIGTERM)
-        try:
-            self.popen.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(timeout=5)
+        stop_group(self.popen, grace_s=30)
 
 
 class GhostDriver:

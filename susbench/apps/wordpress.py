@@ -17,13 +17,11 @@ run folder. No password exists: the database accepts its users by their Unix acc
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -31,7 +29,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from susbench.apps.base import AppError, Log, die_with_parent
+from susbench.apps.base import AppError, Log, die_with_parent, stop_group
 from susbench.apps.content import ContentDigest, SiteContent
 from susbench.apps.pictures import picture
 from susbench.apps.spec import AppSpec, app_cache
@@ -287,7 +285,7 @@ class WordPressDriver:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not socket.exists():
             if process.poll() is not None or time.monotonic() > deadline:
-                self._terminate(process)
+                stop_group(process, grace_s=20)
                 tail = log_file.read_text(errors="replace").strip().splitlines()[-2:]
                 raise AppError(
                     self.spec.name, f"mariadbd did not start: {' / '.join(tail)}", f"see {log_file}"
@@ -309,20 +307,6 @@ class WordPressDriver:
             "setting up the database",
             fix,
         )
-
-    @staticmethod
-    def _terminate(process: subprocess.Popen[bytes]) -> None:
-        """Stops the process's whole group, even when the process itself is gone: Apache's workers
-        outlive a parent killed by SIGKILL."""
-        try:
-            os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            return
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=20)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=5)
 
     def _web_folder(self) -> Path:
         """The folder Apache's workers read: settings, wp-content (themes, the plugin, uploads), the
@@ -443,7 +427,7 @@ class WordPressDriver:
 
     def stop(self) -> None:
         while self._processes:
-            self._terminate(self._processes.pop())
+            stop_group(self._processes.pop(), grace_s=20)
         if self._web is not None:
             shutil.rmtree(self._web, ignore_errors=True)
             self._web = None
