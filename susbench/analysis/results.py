@@ -35,10 +35,11 @@ WITHIN_GROUP_FIELDS = frozenset(
         "image_id",
         "study",
         "redraw_injections",
+        "split",
     }
 )
 # Config fields added after runs were first stored, with the value those older runs had (a local browser).
-ADDED_LATER = {name: RunIdentity.model_fields[name].default for name in BROWSER_FIELDS}
+ADDED_LATER = {name: RunIdentity.model_fields[name].default for name in (*BROWSER_FIELDS, "split")}
 # How an exposure was decided when the subject engaged with the task (`engaged avoidance` counts these).
 ENGAGED = frozenset({"chose", "moved_on"})
 # Config fields that are part of an operator's identity (agents: which model, what it observes).
