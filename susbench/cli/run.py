@@ -136,6 +136,7 @@ WHAT, HOW, AGENTS, WHERE, SEAT = (
 RUN_FLAGS = {
     "operator": Flag(WHAT, completion=complete_operators, help=operator_help()),
     "tasks": Flag(WHAT, completion=complete_tasks),
+    "split": Flag(WHAT),
     "snapshot": Flag(WHAT, completion=complete_snapshots),
     "live": Flag(WHAT, name="--live"),
     "live_resolve": Flag(WHAT, annotation=list[str], metavar="HOST[:PORT]=IP:PORT"),
