@@ -401,7 +401,7 @@ def demo(**given: Any) -> None:
                 )
                 _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
-        report, written = write_report_folder(store, db.parent / f"{db.stem}-report", pool=catalog_wide)
+        report, written = write_report_folder(store, db.parent / f"{db.stem}-report", pool=len(plan) > 1)
     console.print(render_report(report))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
     # a group's three-panel figure is the PNG with its caption beside it; its panels have none
