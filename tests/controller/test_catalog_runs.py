@@ -23,20 +23,12 @@ from susbench.controller.catalog_runs import (
 )
 from susbench.controller.planning import first_draw
 from susbench.core.errors import SusbenchError
-from susbench.core.identity import RunInputs
 from susbench.core.models import PATTERN_TYPES, OutcomeKind, task_split
 from susbench.results.store import Store
-from tests.support.results import add_episode, add_run
+from tests.support.results import INPUTS, add_episode, add_run
 
 INJECTIONS = {injection.id: injection for injection in load_injections()}
 CATALOG = load_catalog(INJECTIONS)
-INPUTS = RunInputs(
-    snapshot_sha256="s",
-    task_catalog_sha256="t",
-    injection_catalog_sha256="i",
-    extension_sha256="e",
-    susbench_version="0",
-)
 
 
 def _ids(parts: list) -> list[str]:
