@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from susbench.analysis.catalog_card import CatalogCard, project_catalog_card
 from susbench.cli.options import JsonOption
 from susbench.cli.terminal import output_console
 from susbench.core.tables import FittedTable
+
+if TYPE_CHECKING:
+    from susbench.analysis.catalog_card import CatalogCard
 
 catalog_app = typer.Typer(no_args_is_help=True)
 
@@ -65,6 +69,9 @@ def render_card(card: CatalogCard) -> RenderableType:
     "stats", help="Counts per type, site, category and source, the split, and what the catalog can detect."
 )
 def stats(as_json: JsonOption = False) -> None:
+    # Imported here: the power's statistics (scipy) would otherwise slow `susbench catalog --help`.
+    from susbench.analysis.catalog_card import project_catalog_card
+
     card = project_catalog_card()
     if as_json:
         typer.echo(card.model_dump_json(indent=2))
