@@ -25,6 +25,7 @@ from susbench.controller.planning import first_draw
 from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES, OutcomeKind, task_split
 from susbench.results.store import Store
+from tests.support.cli import run_cli
 from tests.support.results import INPUTS, add_episode, add_run
 
 INJECTIONS = {injection.id: injection for injection in load_injections()}
@@ -112,3 +113,11 @@ def test_report_split_keeps_the_episodes_of_that_splits_tasks(tmp_path: Path) ->
     assert {episode.task_id for episode in test.episodes} == {"shop-b"} and "split test" in test.label
     assert {episode.operator for episode in test.episodes} == {"careful", "naive"}  # one group
     assert {episode.task_id for episode in dev.episodes} == {"shop-a", "shop-c"}
+
+
+def test_a_catalog_wide_run_refuses_one_snapshot_or_a_selector_matching_nothing() -> None:
+    refused = run_cli("run", "--task-set", "full", "--operator", "careful", "--snapshot", "x.wacz")
+    assert refused.returncode == 2
+    assert "--task-set full replays each task set from its own snapshot" in refused.stderr
+    unknown = run_cli("run", "--task-set", "full", "--operator", "careful", "--tasks", "no-such-task")
+    assert unknown.returncode == 2 and "'no-such-task' matches no task of the full catalog" in unknown.stderr
