@@ -253,7 +253,8 @@ def catalog_parts(name: str, selector: str, split: SplitChoice, console: Console
         return full_parts(injections, selector, split)
     if not saved_pages_available():
         console.print("the saved real pages are left out: their data (../shared/realdata) is not here")
-    return [part for part in demo_parts(injections) if part.tasks]
+    parts = [part.in_split(split) for part in demo_parts(injections)]
+    return [part for part in parts if part.tasks]
 
 
 def catalog_run_options(
@@ -261,12 +262,12 @@ def catalog_run_options(
 ) -> tuple[list[tuple[str, RunOptions]], BackendOptions]:
     """`--task-set full` or `demo`: one run per task set, each on its own snapshot; how long they
     will take is printed before any starts (or any snapshot is built)."""
-    name = given["task_set"]
     if given["live"] or given["snapshot"] is not None:
         raise SusbenchError(
-            f"--task-set {name} replays each task set from its own snapshot; expected no --live or --snapshot"
+            f"--task-set {given['task_set']} replays each task set from its own snapshot; expected no --live "
+            "or --snapshot"
         )
-    parts = catalog_parts(name, given["tasks"], given["split"], console)
+    parts = catalog_parts(given["task_set"], given["tasks"], given["split"], console)
     where = BackendOptions(**{name: given[name] for name in BACKEND_FLAGS})
     parallel = local_parallel(where, given["parallel"], default=RunOptions.model_fields["parallel"].default)
     db, operator = given["db"], given["operator"]

@@ -49,6 +49,13 @@ class CatalogPart(Frozen):
     selector: str
     tasks: tuple[Task, ...] = Field(description="the tasks the selector picks in this set (split applied)")
 
+    def in_split(self, split: SplitChoice) -> CatalogPart:
+        """This part with only the tasks of `split`, each named in the selector."""
+        kept = tuple(_in_split(self.tasks, split))
+        if kept == self.tasks:
+            return self
+        return self.model_copy(update={"tasks": kept, "selector": ",".join(task.id for task in kept)})
+
     @property
     def label(self) -> str:
         count = len(self.tasks)
