@@ -69,8 +69,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default="all", help="a --tasks selector over the full catalog")
     parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument(
+        "--operators", nargs="+", default=list(OPERATORS), choices=OPERATORS, help="(default: all three)"
+    )
     parser.add_argument("--smallest", action="store_true", help=f"only {SMALLEST_TASKS}, one at a time")
-    parser.add_argument("--db", type=Path, help="keep the results here (default: a temporary folder)")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        help="keep the results here (default: a temporary folder); episodes stored there already are "
+        "resumed, not run again, and not counted in the episodes per minute",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     if args.smallest:
@@ -86,7 +94,7 @@ def main() -> None:
     ]
     with tempfile.TemporaryDirectory(prefix="catalog-full-") as scratch:
         db = args.db or Path(scratch) / "catalog-full.duckdb"
-        for operator in OPERATORS:
+        for operator in args.operators:
             wall, stored = run_operator(operator, args.tasks, args.parallel, db)
             with Store(db, read_only=True) as store:
                 _, rows = store.query(
