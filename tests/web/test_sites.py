@@ -19,6 +19,7 @@ from susbench.browser import fresh_context, launch_browser, routed_profile
 from susbench.cli.web import app
 from susbench.core.models import SiteCategory
 from susbench.web import SITES, LocalWeb
+from susbench.web.catalog import Look, load_catalog
 from tests.support.proxy_client import Fetched
 from tests.support.samples import sites_per_category, sites_per_look
 
@@ -108,6 +109,16 @@ def test_site_end_to_end(context: BrowserContext, host: str) -> None:
     assert order_id and order_id in page.url
     assert page.locator("header.site-header a.logo").is_visible()
     assert page.locator("footer.site-footer").count() == 1
+
+
+def test_every_site_looks_like_no_other() -> None:
+    """A site counts only if it looks different: no two share font, colours and look; past the
+    first eight (which share the default look), no two share all six look choices."""
+    sites = load_catalog().sites
+    looks = [(spec.look.classes(), spec.font.files[0], spec.colors) for spec in sites]
+    assert len(set(looks)) == len(sites)
+    later = [spec.look.classes() for spec in sites[8:]]
+    assert len(set(later)) == len(later) and Look().classes() not in later
 
 
 def test_sites_cover_every_category() -> None:
