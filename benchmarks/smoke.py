@@ -57,6 +57,7 @@ SMOKE: dict[str, list[str]] = {
     "real_traffic_roundtrip.py": ["--out", f"{OUT}/real-traffic.md"],
     "anchor_goal.py": ["--split", "tune", "--skip-others", "--out", f"{OUT}/anchors.md"],
     "apps_bench.py": ["--smallest", "--out", f"{OUT}/apps.md"],
+    "catalog_full.py": ["--smallest", "--out", f"{OUT}/catalog-full.md"],
     "local_model_bench.py": ["run", "--port", "0", "--max-steps", "1", "--out", f"{OUT}/local-model.json"],
 }
 

@@ -28,10 +28,11 @@ def render_report(report: AnalysisReport) -> RenderableType:
     return render_analysis(report)
 
 
-def write_report_folder(store: Store, folder: Path) -> tuple[AnalysisReport, list[Path]]:
+def write_report_folder(store: Store, folder: Path, pool: bool = False) -> tuple[AnalysisReport, list[Path]]:
     """The report with the main-effects model, also written to `folder`: Figure 4 of each
-    configuration group (PNG and SVG) and one self-contained report.html."""
-    groups = group_results(store)
-    report = analyse(groups, str(store.path), model=ModelSpec())
+    configuration group (PNG and SVG) and one self-contained report.html; `pool` makes one group of
+    every run (the demo's task sets replay from snapshots of their own)."""
+    groups = group_results(store, pool=pool)
+    report = analyse(groups, str(store.path), pool, model=ModelSpec())
     episodes = {group.label: group.episodes for group in groups}
     return report, write_report(report, episodes, folder, default_gallery())

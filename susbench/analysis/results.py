@@ -18,7 +18,7 @@ from typing import Any
 from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
 from susbench.core.identity import BROWSER_FIELDS, RunIdentity
-from susbench.core.models import Condition, Frozen, OutcomeKind
+from susbench.core.models import Condition, Frozen, OutcomeKind, Split, SplitChoice, task_split
 from susbench.records.episode import DecidedBy
 from susbench.results.store import Store
 
@@ -35,10 +35,11 @@ WITHIN_GROUP_FIELDS = frozenset(
         "image_id",
         "study",
         "redraw_injections",
+        "split",
     }
 )
 # Config fields added after runs were first stored, with the value those older runs had (a local browser).
-ADDED_LATER = {name: RunIdentity.model_fields[name].default for name in BROWSER_FIELDS}
+ADDED_LATER = {name: RunIdentity.model_fields[name].default for name in (*BROWSER_FIELDS, "split")}
 # How an exposure was decided when the subject engaged with the task (`engaged avoidance` counts these).
 ENGAGED = frozenset({"chose", "moved_on"})
 # Config fields that are part of an operator's identity (agents: which model, what it observes).
@@ -127,6 +128,11 @@ class EpisodeRow(Frozen):
     def avoided(self) -> bool:
         return self.outcome == OutcomeKind.AVOIDED
 
+    @property
+    def split(self) -> Split:
+        """Its task's held-out split: the rule decides it from the task id alone, so stored runs have one."""
+        return task_split(self.task_id)
+
 
 class Group(Frozen):
     """Runs that share one configuration, and their episodes."""
@@ -139,6 +145,14 @@ class Group(Frozen):
     @property
     def operators(self) -> list[str]:
         return sorted({episode.operator for episode in self.episodes})
+
+    @property
+    def splits(self) -> dict[str, int]:
+        """Episodes per held-out split of their tasks."""
+        counts: dict[str, int] = defaultdict(int)
+        for episode in self.episodes:
+            counts[episode.split] += 1
+        return dict(sorted(counts.items()))
 
 
 def load_runs(store: Store) -> dict[str, RunInfo]:
@@ -218,10 +232,20 @@ def describe(key: dict[str, Any], runs: Iterable[RunInfo]) -> str:
     return " · ".join(parts)
 
 
-def group_results(store: Store, where: str = "", pool: bool = False) -> list[Group]:
-    """Episodes grouped by their runs' configuration (one group of everything with `pool`)."""
+def split_label(splits: dict[str, int]) -> str:
+    """`tasks of split test`, or `tasks of splits dev + test` when a group holds both."""
+    names = sorted(splits)
+    return f"tasks of split{'s' * (len(names) > 1)} {' + '.join(names)}"
+
+
+def group_results(
+    store: Store, where: str = "", pool: bool = False, split: SplitChoice = "all"
+) -> list[Group]:
+    """Episodes grouped by their runs' configuration (one group of everything with `pool`); only
+    those whose task is in `split`, unless it is `all`. A run's split is no reason to part groups:
+    the episodes of a test-split run and the test tasks' episodes of a whole run are alike."""
     runs = load_runs(store)
-    episodes = load_episodes(store, runs, where)
+    episodes = [episode for episode in load_episodes(store, runs, where) if split in ("all", episode.split)]
     by_key: dict[str, list[EpisodeRow]] = defaultdict(list)
     for episode in episodes:
         run = runs.get(episode.run_id)
@@ -238,5 +262,6 @@ def group_results(store: Store, where: str = "", pool: bool = False) -> list[Gro
         if pool:
             modes = sorted({episode.mode for episode in members})
             label = f"POOLED over {len(group_runs)} runs ({', '.join(modes)})"
-        groups.append(Group(key=config, label=label, runs=group_runs, episodes=tuple(members)))
+        group = Group(key=config, label=label, runs=group_runs, episodes=tuple(members))
+        groups.append(group.model_copy(update={"label": f"{label} · {split_label(group.splits)}"}))
     return groups

@@ -158,6 +158,9 @@ class GroupReport(Frozen):
     label: str
     configuration: dict[str, Any]
     runs: tuple[ReportedRun, ...]
+    splits: dict[str, int] = Field(
+        default_factory=dict, description="episodes per held-out split of their tasks"
+    )
     rows: tuple[RateRow, ...]
     breakdown: tuple[RateRow, ...] = ()
     breakdown_by: Breakdown | None = Field(default=None, description="what `breakdown` is by (`--by`)")
@@ -271,6 +274,7 @@ def group_report(
             )
             for run in group.runs
         ),
+        splits=group.splits,
         rows=tuple(rate_rows(group.episodes)),
         breakdown=tuple(rate_rows(group.episodes, breakdown)) if breakdown else (),
         breakdown_by=breakdown,

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -35,6 +36,13 @@ WARCS = "warc"
 BUILD_VERSION = "1"
 
 
+FULL = "full"
+"""Every named task set at once (`susbench run --task-set full`), each on its own snapshot."""
+Source = Literal["synthetic", "real app", "saved page", "folder"]
+"""Where a task set's pages come from: the synthetic local web, a real web application run here, or
+saved real pages; a folder given by path is none of the catalog's own."""
+
+
 class TaskSet(Frozen):
     """A folder of tasks and where its snapshot comes from."""
 
@@ -45,6 +53,7 @@ class TaskSet(Frozen):
     app: bool = Field(
         default=False, description="a real web application's tasks, on its own bundled snapshot"
     )
+    source: Source = "folder"
 
 
 APP_TASKS_DIR = TASKS_DIR / "apps"
@@ -61,6 +70,7 @@ def _app_task_sets() -> dict[str, TaskSet]:
             tasks_dir=folder,
             built=False,
             app=True,
+            source="real app",
         )
         for folder in folders
     }
@@ -72,12 +82,14 @@ TASK_SETS = {
         description="the local web's eight synthetic sites, on the bundled snapshot",
         tasks_dir=TASKS_DIR,
         built=False,
+        source="synthetic",
     ),
     REALPAGES: TaskSet(
         name=REALPAGES,
         description="real product pages and web archives from ../shared/realdata, built into the cache",
         tasks_dir=TASKS_DIR / REALPAGES,
         built=True,
+        source="saved page",
     ),
     **_app_task_sets(),
 }

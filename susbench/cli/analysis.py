@@ -23,7 +23,7 @@ from susbench.catalog.injections import load_injections
 from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
 from susbench.cli.terminal import output_console, progress_lines
 from susbench.core.errors import SusbenchError
-from susbench.core.models import PATTERN_TYPES
+from susbench.core.models import PATTERN_TYPES, SplitChoice
 from susbench.core.tables import counted
 from susbench.results.store import Store
 from susbench.web.edition import DEFAULT_DATE
@@ -48,6 +48,12 @@ def report(
         bool, typer.Option("--task-effect", help="add task as a grouping factor where tasks repeat")
     ] = False,
     no_model: Annotated[bool, typer.Option("--no-model", help="rates only, no regression")] = False,
+    split: Annotated[
+        SplitChoice,
+        typer.Option(
+            "--split", help="only episodes of tasks in the held-out split: test (to report), dev, or all"
+        ),
+    ] = "all",
     html: Annotated[
         Path | None, typer.Option("--html", help="write DIR/report.html (self-contained) and the figures")
     ] = None,
@@ -65,7 +71,7 @@ def report(
         raise SusbenchError(f"--gallery {gallery}: not a folder; expected the output of `injections preview`")
     spec = None if no_model else ModelSpec(interaction=interaction, task_effect=task_effect)
     with Store(db, read_only=True) as store:
-        groups = group_results(store, where, pool)
+        groups = group_results(store, where, pool, split)
     result = analyse(groups, str(db), pool, by, spec)
     console = output_console()
     written = [] if figures is None else write_group_figures(result, figures)

@@ -79,6 +79,11 @@ COMMANDS = {
     "extension": Entry(
         "susbench.cli.injections:extension_app", "Build the injection browser extension.", RUN
     ),
+    "catalog": Entry(
+        "susbench.cli.catalog:catalog_app",
+        "The full task catalog: counts per type, site, category and source, the split, the power.",
+        RUN,
+    ),
     "tasks": Entry(
         "susbench.cli.tasks:tasks_app", "Draft tasks for a recording: checked, in the page's own words.", RUN
     ),

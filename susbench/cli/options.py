@@ -35,7 +35,9 @@ TaskSetOption = Annotated[
     typer.Option(
         "--task-set",
         help="localweb: tasks/ on the bundled snapshot; realpages: tasks/realpages/ on real pages, their "
-        "snapshot built once from ../shared/realdata into the cache; or a folder of task files "
+        "snapshot built once from ../shared/realdata into the cache; an app's name (ghost, oscar, "
+        "wordpress, ...): its tasks on its bundled snapshot; full: every task set, each on its own "
+        "snapshot, one run each; demo: the demo's balanced subset of them; or a folder of task files "
         "(with --snapshot)",
     ),
 ]

@@ -24,8 +24,9 @@ from rich.progress import (
 from rich.table import Table
 
 from susbench.agents.local_model import local_model_missing, local_run_fields, serving_for_run
+from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import complete_tasks
-from susbench.catalog.tasksets import task_set, task_set_snapshot
+from susbench.catalog.tasksets import FULL, task_set, task_set_snapshot
 from susbench.cli.options import (
     DB_HELP,
     Flag,
@@ -41,10 +42,21 @@ from susbench.cli.options import (
 )
 from susbench.cli.terminal import ShownProgress, output_console
 from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
+from susbench.controller.catalog_runs import (
+    DEMO,
+    CatalogPart,
+    demo_parts,
+    describe_estimate,
+    estimate,
+    full_parts,
+    saved_pages_available,
+    stored_episode_time,
+)
 from susbench.controller.reproduce import Reproduction, reproduce_bundle
 from susbench.controller.stopping import stopping_on_signals
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
+from susbench.core.models import SplitChoice
 from susbench.core.paths import complete_snapshots
 from susbench.core.tables import counted
 from susbench.distributed import BackendOptions, local_parallel, open_backend
@@ -55,6 +67,7 @@ from susbench.records.episode import EpisodeRecord
 from susbench.results.bundle import Verdict
 from susbench.results.store import Store, archive_folder, trace_folder
 
+CATALOG_WIDE = (FULL, DEMO)
 STOPPING_NOTICE = (
     "stopping: closing the running episodes' browsers (stored episodes are kept; the same command resumes)"
 )
@@ -136,6 +149,7 @@ WHAT, HOW, AGENTS, WHERE, SEAT = (
 RUN_FLAGS = {
     "operator": Flag(WHAT, completion=complete_operators, help=operator_help()),
     "tasks": Flag(WHAT, completion=complete_tasks),
+    "split": Flag(WHAT),
     "snapshot": Flag(WHAT, completion=complete_snapshots),
     "live": Flag(WHAT, name="--live"),
     "live_resolve": Flag(WHAT, annotation=list[str], metavar="HOST[:PORT]=IP:PORT"),
@@ -185,15 +199,33 @@ def run(**given: Any) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
     console = output_console()
     serve, port, host = given.pop("serve"), given.pop("port"), given.pop("host")
-    options, where = run_options(given)
-    console.print(_destinations(options), soft_wrap=True)
+    if given["task_set"] in CATALOG_WIDE:
+        planned, where = catalog_run_options(given, console)
+    else:
+        options, where = run_options(given)
+        planned = [("", options)]
+    summaries: list[tuple[RunOptions, RunSummary]] = []
     with (
         stopping_on_signals(STOPPING_NOTICE),
-        remote_screen(serve, port, host, where.backend, options.operator, console),
+        remote_screen(serve, port, host, where.backend, planned[0][1].operator, console),
         open_backend(where) as executor,
     ):
-        summary = _run_with_progress(options, console, executor)
-    console.print(_destinations(options), soft_wrap=True)
+        for label, options in planned:
+            if label:
+                console.print(f"[bold]{label}[/]")
+            console.print(_destinations(options), soft_wrap=True)
+            summary = _run_with_progress(options, console, executor)
+            summaries.append((options, summary))
+            if summary.interrupted:
+                break
+    console.print(_destinations(planned[-1][1]), soft_wrap=True)
+    codes = [_print_summary(options, summary, console) for options, summary in summaries]
+    if any(codes):
+        raise typer.Exit(max(codes))
+
+
+def _print_summary(options: RunOptions, summary: RunSummary, console: Console) -> int:
+    """One line per run; the exit code it asks for (interrupted: 128 + signal; all errors: 1)."""
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
     console.print(
         f"{summary.run_id}: {counted(summary.stored, 'episode')} stored, {summary.skipped} already stored "
@@ -201,7 +233,7 @@ def run(**given: Any) -> None:
         soft_wrap=True,
     )
     if summary.interrupted:
-        raise typer.Exit(128 + (summary.stop_signal or signal.SIGINT))
+        return 128 + (summary.stop_signal or signal.SIGINT)
     if summary.failed:
         console.print(
             f"[bold red]failed:[/] every episode of this run ended in error (their errors: `susbench "
@@ -209,7 +241,46 @@ def run(**given: Any) -> None:
             "retries them",
             soft_wrap=True,
         )
-        raise typer.Exit(1)
+        return 1
+    return 0
+
+
+def catalog_parts(name: str, selector: str, split: SplitChoice, console: Console) -> list[CatalogPart]:
+    """The task sets and tasks of `--task-set full` or `demo` (the demo's subset unless --tasks
+    names tasks: then those of the full catalog)."""
+    injections = {item.id: item for item in load_injections()}
+    if name == FULL or selector != "all":
+        return full_parts(injections, selector, split)
+    if not saved_pages_available():
+        console.print("the saved real pages are left out: their data (../shared/realdata) is not here")
+    parts = [part.in_split(split) for part in demo_parts(injections)]
+    return [part for part in parts if part.tasks]
+
+
+def catalog_run_options(
+    given: dict[str, Any], console: Console
+) -> tuple[list[tuple[str, RunOptions]], BackendOptions]:
+    """`--task-set full` or `demo`: one run per task set, each on its own snapshot; how long they
+    will take is printed before any starts (or any snapshot is built)."""
+    if given["live"] or given["snapshot"] is not None:
+        raise SusbenchError(
+            f"--task-set {given['task_set']} replays each task set from its own snapshot; expected no --live "
+            "or --snapshot"
+        )
+    parts = catalog_parts(given["task_set"], given["tasks"], given["split"], console)
+    where = BackendOptions(**{name: given[name] for name in BACKEND_FLAGS})
+    parallel = local_parallel(where, given["parallel"], default=RunOptions.model_fields["parallel"].default)
+    db, operator = given["db"], given["operator"]
+    mean, stored = stored_episode_time(db, operator)
+    found = estimate(operator, parts, parallel, given["repeats"], mean, stored)
+    console.print(describe_estimate(found, parallel, len(parts)), soft_wrap=True)
+    planned = []
+    for part in parts:
+        options, where = run_options(
+            {**given, "task_set": part.task_set.name, "tasks": part.selector, "snapshot": None}
+        )
+        planned.append((part.label, options))
+    return planned, where
 
 
 def run_options(given: dict[str, Any]) -> tuple[RunOptions, BackendOptions]:
@@ -252,7 +323,8 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
         panel=HOW,
     ),
     *model_options(RunOptions, {name: RUN_FLAGS[name] for name in ("tasks", "snapshot", "browser", "image")}),
-    *WHERE_OPTIONS,
+    *WHERE_OPTIONS[:-1],
+    option("task_set", TaskSetOption, DEMO, panel=WHAT),
     option(
         "local_model",
         Annotated[
@@ -268,13 +340,13 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
     ),
 )
 def demo(**given: Any) -> None:
-    """Every task (or --tasks) once with each scripted baseline, offline from the bundled snapshot, then
-    the report (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
+    """The demo's balanced subset of the catalog (or --tasks of it, or --task-set) once with each
+    scripted baseline, offline from the bundled snapshots, then the report (printed, and as Figure 4
+    with report.html in <db name>-report/ beside the database)."""
     # Imported here: the report's statistics (scipy) are most of `susbench run`'s start-up otherwise.
     from susbench.analysis.report import render_report, write_report_folder
 
     db = given["db"] or Path(f"demo-{date.today().isoformat()}.duckdb")
-    tasks_dir, snapshot = _task_set_inputs(given["task_set"], given["snapshot"], live=False)
     console = output_console()
     where = BackendOptions(**{name: given[name] for name in BACKEND_FLAGS})
     at_once = local_parallel(where, given["parallel"], default=DEMO_PARALLEL)
@@ -284,26 +356,53 @@ def demo(**given: Any) -> None:
         with_model = missing is None
         if missing is not None:
             console.print(f"the local model's row is left out: {missing} (`make local-model` adds it)")
-    shared = {
-        "snapshot": snapshot,
-        "tasks_dir": tasks_dir,
-        "db": db,
-        "browser": given["browser"],
-        "image": given["image"],
-    }
+    shared = {"db": db, "browser": given["browser"], "image": given["image"]}
+    catalog_wide = given["task_set"] in CATALOG_WIDE
+    if catalog_wide:
+        if given["snapshot"] is not None:
+            raise SusbenchError(
+                f"--task-set {given['task_set']} replays each task set from its own snapshot; expected no "
+                "--snapshot"
+            )
+        parts = catalog_parts(given["task_set"], given["tasks"], "all", console)
+        mean, stored = stored_episode_time(db, "naive")
+        baselines = estimate("naive", parts, at_once, 1, mean, stored)
+        console.print(
+            f"the baselines: 3 x {describe_estimate(baselines, at_once, len(parts))}", soft_wrap=True
+        )
+        plan = [(part.label, part.selector, part.task_set.name) for part in parts]
+    else:
+        plan = [("", given["tasks"], given["task_set"])]
     with open_backend(where) as executor:
         for operator in ("naive", "careful", "random"):
-            console.print(f"[bold]{operator}[/]")
-            options = RunOptions(tasks=given["tasks"], operator=operator, parallel=at_once, **shared)
-            _run_with_progress(options, console, executor)
+            for label, selector, set_name in plan:
+                console.print(f"[bold]{operator}[/]" + (f" on {label}" if label else ""))
+                tasks_dir, snapshot = _task_set_inputs(set_name, given["snapshot"], live=False)
+                options = RunOptions(
+                    tasks=selector,
+                    operator=operator,
+                    parallel=at_once,
+                    snapshot=snapshot,
+                    tasks_dir=tasks_dir,
+                    **shared,
+                )
+                _run_with_progress(options, console, executor)
         if with_model:
+            # the model's nine one-per-type tasks are the local web's (or --tasks, in one task set)
+            model_set = "localweb" if catalog_wide else given["task_set"]
+            tasks_dir, snapshot = _task_set_inputs(model_set, given["snapshot"], live=False)
             with serving_for_run() as server:
                 console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
-                model_tasks = None if given["tasks"] == "all" else given["tasks"]
-                chosen = RunOptions(**local_run_fields(server, tasks=model_tasks), **shared)
+                model_tasks = None if given["tasks"] == "all" or catalog_wide else given["tasks"]
+                chosen = RunOptions(
+                    **local_run_fields(server, tasks=model_tasks),
+                    snapshot=snapshot,
+                    tasks_dir=tasks_dir,
+                    **shared,
+                )
                 _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
-        report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
+        report, written = write_report_folder(store, db.parent / f"{db.stem}-report", pool=len(plan) > 1)
     console.print(render_report(report))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
     # a group's three-panel figure is the PNG with its caption beside it; its panels have none

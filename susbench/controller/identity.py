@@ -6,7 +6,7 @@ declared in `susbench.core.identity`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -30,6 +30,15 @@ def task_catalog_sha256(tasks: Iterable[Task]) -> str:
     ).hexdigest()
 
 
+def _another_task_set(config: Mapping[str, object], identity: RunIdentity) -> bool:
+    """A stored run with another snapshot and another task catalog ran another task set (as the
+    parts of `--task-set full` do), not an earlier version of this one."""
+    return "task_catalog_sha256" in config and (
+        config.get("snapshot_sha256") != identity.snapshot_sha256
+        and config["task_catalog_sha256"] != identity.task_catalog_sha256
+    )
+
+
 def resume_notice(identity: RunIdentity, stored: Sequence[StoredRun]) -> str | None:
     """Why this run starts fresh although the database holds a run asked for the same way.
 
@@ -39,7 +48,12 @@ def resume_notice(identity: RunIdentity, stored: Sequence[StoredRun]) -> str | N
     if any(run.run_id == run_id for run in stored):
         return None
     asked = identity.asked().items()
-    alike = [run for run in stored if all(RunIdentity.stored_config(run.config, k) == v for k, v in asked)]
+    alike = [
+        run
+        for run in stored
+        if all(RunIdentity.stored_config(run.config, k) == v for k, v in asked)
+        and not _another_task_set(run.config, identity)
+    ]
     if not alike:
         return None
     previous = alike[-1]

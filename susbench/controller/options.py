@@ -12,7 +12,7 @@ from susbench.container.image import LABEL_CHROMIUM
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.identity import StudyRun
-from susbench.core.models import BrowserKind, ControlDesign, Frozen, Mode, PageLook, ReplayMode
+from susbench.core.models import BrowserKind, ControlDesign, Frozen, Mode, PageLook, ReplayMode, SplitChoice
 from susbench.core.paths import DEFAULT_DB, SNAPSHOTS_DIR
 from susbench.operators import OperatorCheck, OperatorSettings, check_operator, is_seated
 from susbench.snapshot import Snapshot
@@ -24,6 +24,11 @@ class RunOptions(Frozen):
 
     tasks: str = Field(
         default="all", description="all, a task id, a site host, a pattern type or a glob over ids"
+    )
+    split: SplitChoice = Field(
+        default="all",
+        description="only the tasks of the held-out split: dev (to tune on) or test (to report; tune nothing "
+        "on it); all: every selected task",
     )
     operator: str = Field(description="who acts in the browser: an operator's name, or module:factory")
     operator_settings: OperatorSettings = OperatorSettings()

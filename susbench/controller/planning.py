@@ -53,7 +53,8 @@ def plan_episodes(
             control = rng.random() < options.control_rate
             drawn = rng.choice(sorted(drawable_injections(task, options.tasks, injections)))
             operator_seed = rng.randrange(2**31)
-            injection_id = drawn if options.redraw_injections else _first_draw(task, injections, options)
+            first = first_draw(task, injections, options.seed, options.tasks)
+            injection_id = drawn if options.redraw_injections else first
             injection = None if control else injections[injection_id]
             episode = Episode(
                 id=episode_key(run_id, task.id, repeat),
@@ -82,8 +83,9 @@ def plan_episodes(
     return jobs
 
 
-def _first_draw(task: Task, injections: Mapping[str, Injection], options: RunOptions) -> str:
-    """The injection the task's first repeat draws (its generator's second draw, after the control coin)."""
-    rng = random.Random(f"{options.seed}\x1f{task.id}\x1f0")
+def first_draw(task: Task, injections: Mapping[str, Injection], seed: int, selector: str) -> str:
+    """The injection the task's first repeat draws (its generator's second draw, after the control
+    coin): every repeat's, unless injections are redrawn."""
+    rng = random.Random(f"{seed}\x1f{task.id}\x1f0")
     rng.random()
-    return rng.choice(sorted(drawable_injections(task, options.tasks, injections)))
+    return rng.choice(sorted(drawable_injections(task, selector, injections)))

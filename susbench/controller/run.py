@@ -33,8 +33,9 @@ from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.controller.stopping import stop_signal
 from susbench.controller.traffic import live_upstream
 from susbench.core.digests import tree_sha256
+from susbench.core.errors import SusbenchError
 from susbench.core.identity import ASKED, RunIdentity, RunInputs
-from susbench.core.models import Injection, OutcomeKind, PageLook, Task
+from susbench.core.models import Injection, OutcomeKind, PageLook, SplitChoice, Task
 from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
 from susbench.records.episode import EpisodeRecord
 from susbench.records.run import RunSettings
@@ -148,6 +149,17 @@ def run_identity(options: RunOptions, inputs: RunInputs, browser: BrowserFacts |
     )
 
 
+def in_split(tasks: Sequence[Task], split: SplitChoice) -> list[Task]:
+    """The tasks of the asked split (all of them for `all`); none is an error naming the split."""
+    chosen = [task for task in tasks if split in ("all", task.split)]
+    if tasks and not chosen:
+        raise SusbenchError(
+            f"--split {split}: none of the {len(tasks)} selected tasks is in the {split} split; "
+            "expected --split all, or a --tasks selector with tasks of that split"
+        )
+    return chosen
+
+
 def run_settings(options: RunOptions) -> RunSettings:
     """How the episodes are run, beside the identity: stored with the run so it can be repeated."""
     return RunSettings(
@@ -174,7 +186,7 @@ def run_benchmark(
     snapshot = snapshot_facts(options)
     browser = browser_facts(options)
     materials = load_materials(options, snapshot)
-    tasks = select_tasks(materials.tasks, options.tasks, materials.injections)
+    tasks = in_split(select_tasks(materials.tasks, options.tasks, materials.injections), options.split)
     identity = run_identity(options, materials.inputs, browser)
     jobs = plan(identity.run_id(), tasks, materials.injections, options)
     with Store(options.db) as store:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from susbench.core.digests import canonical_json
-from susbench.core.models import BrowserKind, Frozen, Mode
+from susbench.core.models import BrowserKind, Frozen, Mode, SplitChoice
 
 BROWSER_FIELDS = frozenset({"browser", "image", "image_chromium"})
 """Left out of a local run's id, so runs stored before a container browser existed keep theirs."""
@@ -35,7 +35,8 @@ class StudyRun(Frozen):
 
 class RunRequest(Frozen):
     """What was asked. The task selector and the repeat count are left out on purpose: asking for
-    more tasks or more repeats later extends the same run instead of starting another."""
+    more tasks or more repeats later extends the same run instead of starting another. The split is
+    in: a run of the held-out test split is never resumed as, or extended by, a dev or whole run."""
 
     operator: str
     operator_settings: dict[str, Any] = {}
@@ -48,6 +49,7 @@ class RunRequest(Frozen):
     browser: BrowserKind = "local"
     image: str | None = None
     study: StudyRun | None = None
+    split: SplitChoice = "all"
 
 
 class RunInputs(Frozen):
@@ -70,12 +72,14 @@ class RunIdentity(RunRequest, RunInputs):
     def run_id(self) -> str:
         """A digest of every field, less those whose value is what runs stored before the field
         existed had: an operator without settings (the baselines), a local run's browser fields, no
-        study, and injections drawn once per task; so those runs keep their ids and resume."""
+        study, injections drawn once per task and every split; so those runs keep their ids and resume."""
         unset = set() if self.operator_settings else {"operator_settings"}
         if not self.redraw_injections:
             unset.add("redraw_injections")
         if self.study is None:
             unset.add("study")
+        if self.split == "all":
+            unset.add("split")
         if self.browser == "local":
             unset |= BROWSER_FIELDS
         dumped = self.model_dump(mode="json", exclude=unset)

@@ -6,6 +6,7 @@ silently ignored key, and a result cannot be changed after it was recorded.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import date, datetime
 from enum import StrEnum
@@ -41,6 +42,21 @@ SiteCategory = Literal[
     "saas",
     "groceries",
 ]
+
+Split = Literal["dev", "test"]
+SPLITS: tuple[str, ...] = Split.__args__  # type: ignore[attr-defined]
+SplitChoice = Literal["dev", "test", "all"]
+"""What a run or a report covers: one split's tasks, or all of them."""
+TEST_SHARE_PERCENT = 30
+
+
+def task_split(task_id: str) -> Split:
+    """The held-out split of a task, from its id alone: frozen before any result exists, the same on
+    every machine, and unchanged when other tasks are added. The first 8 hex digits of the id's
+    sha256, mod 100, below 30 put it in `test` (about 30% of tasks)."""
+    bucket = int(hashlib.sha256(task_id.encode()).hexdigest()[:8], 16) % 100
+    return "test" if bucket < TEST_SHARE_PERCENT else "dev"
+
 
 Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$", max_length=80)]
 Hostname = Annotated[str, Field(pattern=r"^[a-z0-9*][a-z0-9.-]*$", max_length=253)]
@@ -380,6 +396,20 @@ class Task(Frozen):
     reference_path: tuple[Step, ...] = ()
     completion: CompletionCheck | None = None
     capture: CapturePlan | None = None
+    split: Split = Field(
+        default_factory=lambda data: task_split(data.get("id", "")),
+        description="dev or test: the held-out split, by the rule of `task_split` (a file may omit it)",
+    )
+
+    @model_validator(mode="after")
+    def _split_by_the_rule(self) -> Task:
+        expected = task_split(self.id)
+        if self.split != expected:
+            raise ValueError(
+                f"split: {self.id!r} is in {expected!r} by the split rule (the sha256 of the id), "
+                f"not {self.split!r}"
+            )
+        return self
 
     @field_validator("reference_path")
     @classmethod

@@ -22,15 +22,8 @@ from susbench.operators import BASELINES, OPERATORS, make_operator, register_ope
 from susbench.operators.scripted import ScriptedOperator
 from susbench.results.store import Store
 from susbench.web import SITES
+from tests.support.results import INPUTS
 from tests.support.stats import binomial_bounds
-
-INPUTS = RunInputs(
-    snapshot_sha256="ab",
-    task_catalog_sha256="tasks",
-    injection_catalog_sha256="injections",
-    extension_sha256="extension",
-    susbench_version="1",
-)
 
 
 @pytest.fixture(scope="module")

@@ -12,16 +12,8 @@ from susbench.catalog.tasks import load_tasks
 from susbench.controller import RunOptions, episode_key, plan_episodes, run_identity
 from susbench.controller.options import check_options
 from susbench.core.errors import SusbenchError
-from susbench.core.identity import RunInputs
 from susbench.core.models import Injection, Task
-
-INPUTS = RunInputs(
-    snapshot_sha256="ab",
-    task_catalog_sha256="tasks",
-    injection_catalog_sha256="injections",
-    extension_sha256="extension",
-    susbench_version="1",
-)
+from tests.support.results import INPUTS
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,21 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from susbench.core.identity import RunInputs
 from susbench.core.models import Episode, Event, Outcome, OutcomeKind
 from susbench.records.episode import EpisodeRecord, RequestRecord
 from susbench.records.run import RunRecord
 from susbench.results.store import Store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+INPUTS = RunInputs(
+    snapshot_sha256="ab",
+    task_catalog_sha256="tasks",
+    injection_catalog_sha256="injections",
+    extension_sha256="extension",
+    susbench_version="1",
+)
+"""Input digests for a run identity built in a test."""
 
 
 def record(
