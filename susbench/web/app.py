@@ -224,7 +224,9 @@ class WebApp:
         if product is None:
             return None
         option = form.get("option", "")
-        if spec.category == "travel":
+        if spec.category == "travel" and spec.detail == "trip":
+            option = f"Departs {option}, {qty} traveller{'s' if qty > 1 else ''}" if option else ""
+        elif spec.category == "travel":
             option = f"Check-in {option}, {qty} night{'s' if qty > 1 else ''}" if option else ""
         elif spec.sizes:
             option = f"Size {option}" if option in spec.sizes else ""
@@ -296,7 +298,9 @@ class WebApp:
         if product is not None and parts[1] == "stock":
             left = ed.stock(product)
             message = "In stock" if left >= 10 else f"Only {left} left — order soon"
-            if spec.category == "travel":
+            if spec.category == "travel" and spec.detail == "trip":
+                message = f"Only {left % 5 + 1} seats left at this fare"
+            elif spec.category == "travel":
                 message = f"Only {left % 5 + 1} rooms left at this price"
             elif spec.kind == "plans":
                 message = "Available in your country"

@@ -33,12 +33,16 @@ def stylesheet(spec: SiteSpec) -> str:
     radius = {"fashion": "2px", "news": "2px", "saas": "10px", "food_ordering": "14px"}.get(
         spec.category, "8px"
     )
+    look = spec.look
+    if look.radius is not None:
+        radius = f"{look.radius}px"
     return (
         "@font-face{font-family:"
         + f'"{spec.font.family}"'
         + ';src:url("/static/fonts/brand.ttf") format("truetype");font-display:swap}\n'
         f":root{{--primary:{c.primary};--accent:{c.accent};--dark:{c.dark};--light:{c.light};"
-        f'--radius:{radius};--font:"{spec.font.family}",{spec.font.fallback}}}\n' + _package_text("site.css")
+        f"--radius:{radius};--text:{look.text_size}px;--width:{look.width}px;"
+        f'--font:"{spec.font.family}",{spec.font.fallback}}}\n' + _package_text("site.css")
     )
 
 

@@ -31,6 +31,34 @@ class Colors(Frozen):
     light: str
 
 
+class Look(Frozen):
+    """How a site is laid out and styled, beyond its font and colours: the defaults are the first
+    eight sites' look. Each choice is a body class styled by site.css, so markup stays one anatomy."""
+
+    header: Literal["bar", "centered", "stacked", "inverse"] = "bar"
+    grid: Literal["cards", "list", "tiles", "compact"] = "cards"
+    buttons: Literal["solid", "outline", "pill", "square", "caps"] = "solid"
+    scheme: Literal["light", "dark", "tinted"] = "light"
+    hero: Literal["split", "banner", "minimal"] = "split"
+    detail: Literal["columns", "reversed", "stacked"] = "columns"
+    radius: int | None = Field(default=None, ge=0, le=24)
+    text_size: int = Field(default=15, ge=13, le=18)
+    width: int = Field(default=1240, ge=960, le=1440)
+
+    def classes(self) -> str:
+        return " ".join(
+            f"look-{name}-{value}"
+            for name, value in (
+                ("header", self.header),
+                ("grid", self.grid),
+                ("buttons", self.buttons),
+                ("scheme", self.scheme),
+                ("hero", self.hero),
+                ("detail", self.detail),
+            )
+        )
+
+
 class Product(Frozen):
     """One thing a site sells (or, for the news site, one article)."""
 
@@ -69,7 +97,7 @@ class SiteSpec(Frozen):
     category: SiteCategory
     tagline: str
     kind: Literal["shop", "news", "plans"]
-    detail: Literal["item", "hotel", "article", "plan"]
+    detail: Literal["item", "hotel", "trip", "article", "plan"]
     button: str
     currency: str
     font: Font
@@ -81,6 +109,7 @@ class SiteSpec(Frozen):
     products: tuple[Product, ...] = Field(min_length=4)
     sizes: tuple[str, ...] = ()
     plan: Plan | None = None
+    look: Look = Look()
 
     def product(self, slug: str) -> Product | None:
         return next((product for product in self.products if product.slug == slug), None)

@@ -74,7 +74,7 @@ def totals(edition: Edition, lines: tuple[CartLine, ...]) -> Totals:
         fees = [("Delivery fee", 2.99), ("Service fee", round(subtotal * 0.05, 2))]
     elif lines and category == "travel":
         fees = [("Taxes and charges", round(subtotal * 0.12, 2))]
-    elif lines and category in ("marketplace", "electronics", "fashion"):
+    elif lines and category in ("marketplace", "electronics", "fashion", "groceries"):
         fees = [("Shipping", 0.0 if subtotal >= 35 else 4.99)]
     return Totals(subtotal, tuple(fees), round(subtotal + sum(fee for _, fee in fees), 2))
 
@@ -133,7 +133,7 @@ def layout(view: View, page: str, title: str, main: str, query: str = "") -> str
         f'<link rel="stylesheet" href="/static/site.css?v={ASSET_VERSION}">\n'
         f'<script src="/static/app.js?v={ASSET_VERSION}" defer></script>\n'
         "</head>\n"
-        f'<body class="page-{page} variant-{ed.variant}" data-page="{page}" '
+        f'<body class="page-{page} variant-{ed.variant} {spec.look.classes()}" data-page="{page}" '
         f'data-variant="{ed.variant}" data-category="{spec.category}">\n'
         '<a class="skip-link" href="#main">Skip to content</a>\n'
         '<div class="promo-bar" role="region" aria-label="Promotion">'
@@ -312,10 +312,12 @@ def detail(view: View, product: Product) -> str:
         options += f'<label for="option">Size</label><select id="option" name="option">{sizes}</select>'
     qty_label = "Nights" if spec.category == "travel" else "Quantity"
     if spec.category == "travel":
+        trip = spec.detail == "trip"  # trains and flight packages: a departure and travellers
+        qty_label = "Travellers" if trip else qty_label
         checkin = (ed.date + timedelta(days=14)).isoformat()
         options += (
-            f'<label for="option">Check-in</label><input id="option" type="date" name="option" '
-            f'value="{checkin}">'
+            f'<label for="option">{"Departure" if trip else "Check-in"}</label><input id="option" '
+            f'type="date" name="option" value="{checkin}">'
         )
     if spec.kind != "plans":
         qty = "".join(f'<option value="{n}">{n}</option>' for n in range(1, 7))
@@ -324,7 +326,9 @@ def detail(view: View, product: Product) -> str:
         options += '<input type="hidden" name="qty" value="1">'
     was_html = f' <s class="price-was">{e(ed.money(was))}</s>' if was else ""
     period = f'<span class="period">/{e(product.period)}</span>' if product.period else ""
-    per_night = '<span class="period">per night</span>' if spec.category == "travel" else ""
+    per_night = ""
+    if spec.category == "travel":
+        per_night = f'<span class="period">{"per person" if spec.detail == "trip" else "per night"}</span>'
     perks = {
         "shop": ["Free returns within 30 days", "Secure payment", "2-year warranty"],
         "plans": ["Cancel anytime", "No commitment", "Secure payment"],

@@ -12,13 +12,15 @@ from susbench.core.models import PageCapture
 from susbench.recorder.proxy import RecordingProxy
 from susbench.web import SITES, LocalWeb
 from tests.support.replay import RECORD_DAY_NOON_MS, RecordedWeb, settle
+from tests.support.samples import sites_per_category
 
 
 @pytest.fixture(scope="session")
 def recorded_web(
     local_web: LocalWeb, web_playwright: Playwright, tmp_path_factory: pytest.TempPathFactory
 ) -> RecordedWeb:
-    """Every site's home and first product page, plus an add-to-cart → cart flow on one site."""
+    """The home and first product page of one site per category (a stated sample of the local
+    web), plus an add-to-cart → cart flow on one site."""
     out = tmp_path_factory.mktemp("recorded-web") / "localweb.wacz"
     visited: list[PageCapture] = []
     post_site = SITES[0].host
@@ -29,7 +31,7 @@ def recorded_web(
         with launch_browser(web_playwright, profile) as browser:
             context = fresh_context(browser, profile)
             page = context.new_page()
-            for site in SITES:
+            for site in (spec.as_site() for spec in sites_per_category()):
                 page.goto(site.start_url)
                 settle(page)
                 visited.append(PageCapture(url=page.url, title=page.title(), captured_at=datetime.now(UTC)))

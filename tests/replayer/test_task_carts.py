@@ -1,9 +1,11 @@
-"""Every task's replayed flow is coherent: its cart, checkout and confirmation show its own item.
+"""A task's replayed flow is coherent: its cart, checkout and confirmation show its own item.
 
-Each task's reference path is walked in a fresh browser context against the bundled snapshot, as
-an episode of the task's session. The item expected in the cart is read from the add-to-cart form
-the path submits (its `slug` and `qty`), never from a table; the replayed cart must hold exactly
-that line, and the checkout and confirmation pages must list exactly that line's name.
+A stated sample runs here (every flow and every site category: `tasks_per_flow_and_category`), so
+CI time does not grow with the catalog. Each sampled task's reference path is walked in a fresh
+browser context against the bundled snapshot, as an episode of the task's session. The item
+expected in the cart is read from the add-to-cart form the path submits (its `slug` and `qty`),
+never from a table; the replayed cart must hold exactly that line, and the checkout and
+confirmation pages must list exactly that line's name.
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from susbench.controller import default_snapshot
 from susbench.core.models import Task
 from susbench.replayer.direct import DirectReplayServer
 from susbench.replayer.matching import exact_url
+from tests.support.samples import tasks_per_flow_and_category
 
 pytestmark = pytest.mark.e2e
 
 STEP_TIMEOUT_MS = 15_000
 ADD_TO_CART = "form.add-to-cart"
 SUMMARY_LINES = ".order-summary .summary-lines li:not(.subtotal):not(.fee) > span:first-child"
-TASKS = load_tasks()
+TASKS = tasks_per_flow_and_category(load_tasks())
 
 
 @dataclass

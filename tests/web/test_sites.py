@@ -9,6 +9,7 @@ import socket
 import ssl
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import get_args
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright
@@ -16,8 +17,11 @@ from typer.testing import CliRunner
 
 from susbench.browser import fresh_context, launch_browser, routed_profile
 from susbench.cli.web import app
+from susbench.core.models import SiteCategory
 from susbench.web import SITES, LocalWeb
+from susbench.web.catalog import Look, load_catalog
 from tests.support.proxy_client import Fetched
+from tests.support.samples import sites_per_category, sites_per_look
 
 CHECKOUT_VALUES = {
     "name": "Ada Lovelace",
@@ -31,7 +35,7 @@ CHECKOUT_VALUES = {
 }
 
 
-DETAIL_ROUTES = "{item,hotel,article,plan}"
+DETAIL_ROUTES = "{item,hotel,trip,article,plan}"
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +102,7 @@ def walk(page: Page, host: str) -> str:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("host", [site.host for site in SITES])
+@pytest.mark.parametrize("host", [spec.host for spec in sites_per_look()])
 def test_site_end_to_end(context: BrowserContext, host: str) -> None:
     page = context.new_page()
     order_id = walk(page, host)
@@ -107,9 +111,19 @@ def test_site_end_to_end(context: BrowserContext, host: str) -> None:
     assert page.locator("footer.site-footer").count() == 1
 
 
+def test_every_site_looks_like_no_other() -> None:
+    """A site counts only if it looks different: no two share font, colours and look; past the
+    first eight (which share the default look), no two share all six look choices."""
+    sites = load_catalog().sites
+    looks = [(spec.look.classes(), spec.font.files[0], spec.colors) for spec in sites]
+    assert len(set(looks)) == len(sites)
+    later = [spec.look.classes() for spec in sites[8:]]
+    assert len(set(later)) == len(later) and Look().classes() not in later
+
+
 def test_sites_cover_every_category() -> None:
     assert len(SITES) >= 8
-    assert len({site.category for site in SITES}) == 8
+    assert {site.category for site in SITES} == set(get_args(SiteCategory))
     assert all(site.host.endswith(".test") for site in SITES)
 
 
@@ -232,7 +246,7 @@ def test_checkout_validation_and_api(local_web: LocalWeb) -> None:
 
 
 def test_dozens_of_concurrent_tls_connections(local_web: LocalWeb) -> None:
-    hosts = [site.host for site in SITES] * 6
+    hosts = [spec.host for spec in sites_per_category()] * 6
     with ThreadPoolExecutor(max_workers=48) as pool:
         statuses = list(pool.map(lambda host: fetch(local_web, host, "/").status, hosts))
     assert statuses == [200] * len(hosts)
