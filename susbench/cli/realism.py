@@ -12,7 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from susbench.cli.options import GenericInjectionsOption, JsonOption
+from susbench.core.errors import InputError
 from susbench.preview.anchors import generic_injections
+from susbench.preview.halves import Half, half_pages
 from susbench.preview.realism import RealismRow, measure_realism
 
 GOAL = 0.9
@@ -20,12 +22,13 @@ GOAL = 0.9
 
 def realism(
     pages: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
-            help="saved pages (.html, .html.gz), folders of them, or WARC/WACZ files",
+            help="saved pages (.html, .html.gz), folders of them, or WARC/WACZ files (--half: its pages)",
             metavar="PAGE_OR_SNAPSHOT",
+            show_default=False,
         ),
-    ],
+    ] = None,
     injections: GenericInjectionsOption = "all",
     as_json: JsonOption = False,
     screenshots: Annotated[
@@ -34,10 +37,24 @@ def realism(
             "--screenshots", help="a PNG of every drawn pattern as an episode shows it, in this folder"
         ),
     ] = None,
+    half: Annotated[
+        Half | None,
+        typer.Option(
+            "--half",
+            help="only the styled pages of this half of susbench/preview/realism_halves.yaml "
+            "(tune on `tuning`, judge on `held-out`); without pages, every page of it",
+        ),
+    ] = None,
 ) -> None:
+    only: set[str] | None = None
+    if half is not None:
+        sources, only = half_pages(half)
+        pages = pages or sources
+    if not pages:
+        raise InputError("name the pages to measure (PAGE_OR_SNAPSHOT...), or a half with --half")
     rows: list[RealismRow] = []
     progress = Console(stderr=True)
-    for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots):
+    for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots, only=only):
         rows.append(row)
         verdict = "native" if row.native else "not native"
         progress.print(f"{len(rows)}: {row.injection} on {row.page}: {verdict}", soft_wrap=True)

@@ -408,8 +408,10 @@ def measure_realism(
     injections: Sequence[Injection],
     playwright: Playwright | None = None,
     screenshots: Path | None = None,
+    only: set[str] | None = None,
 ) -> Iterator[RealismRow]:
-    """Every page of `targets` (saved HTML files or folders, WARC/WACZ) against every injection.
+    """Every page of `targets` (saved HTML files or folders, WARC/WACZ) against every injection; with
+    `only`, just the pages of those names (a half of `realism_halves.yaml`). Each page is measured once.
 
     With `screenshots`, a PNG of each drawn pattern and its surroundings goes there: what an episode
     shows (the extension's own drawing, in the page's language), for judging by eye.
@@ -428,9 +430,14 @@ def measure_realism(
         for opener in openers:
             with opener as source:
                 profile = source.profile().model_copy(update={"extension_dir": extension})
+                # An archive lists a page once per session that visited it (oscar's basket 14 times).
+                wanted = [ref for ref in source.pages if only is None or ref.label in only]
+                pages = list({ref.label: ref for ref in wanted}.values())
+                if not pages:
+                    continue
                 with LocalBackend(driver).launch(profile) as session:
                     bridge = ExtensionBridge(session.context)
-                    for ref in source.pages:
+                    for ref in pages:
                         for injection in injections:
                             page = session.context.new_page()
                             yield _pair(page, bridge, source, ref, injection, screenshots)
