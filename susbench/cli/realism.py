@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from susbench.cli.options import GenericInjectionsOption, JsonOption
@@ -56,16 +57,29 @@ def realism(
     progress = Console(stderr=True)
     for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots, only=only):
         rows.append(row)
-        verdict = "native" if row.native else "not native"
-        progress.print(f"{len(rows)}: {row.injection} on {row.page}: {verdict}", soft_wrap=True)
+        verdict = "native" if row.native else f"not native ({'; '.join(row.faults())})"
+        pictured = f"; not pictured: {row.not_pictured}" if row.not_pictured else ""
+        progress.print(
+            f"{len(rows)}: {row.injection} on {row.page}: {verdict}{pictured}", soft_wrap=True, markup=False
+        )
     if as_json:
-        typer.echo(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+        typer.echo(
+            json.dumps([row.model_dump(mode="json") | {"faults": row.faults()} for row in rows], indent=2)
+        )
         return
     console = Console()
     console.print(type_table(rows))
     for row in rows:
-        for reason in row.reasons:
-            console.print(f"{row.type} {row.injection} on {row.page}: {reason}", soft_wrap=True, markup=False)
+        faults = row.faults(detail=True) + ([f"not pictured: {row.not_pictured}"] if row.not_pictured else [])
+        if faults:
+            line = f"{row.type} {row.injection} on {row.page}: {'; '.join(faults)}"
+            console.print(line, soft_wrap=True, markup=False)
+
+
+def named_faults(rows: list[RealismRow]) -> str:
+    """Each fault the rows show, with how many pairs show it, most common first."""
+    counts: Counter[str] = Counter(fault for row in rows for fault in dict.fromkeys(row.faults()))
+    return ", ".join(f"{fault} ×{count}" for fault, count in counts.most_common()) or "-"
 
 
 def type_table(rows: list[RealismRow]) -> Table:
@@ -73,26 +87,22 @@ def type_table(rows: list[RealismRow]) -> Table:
         "type",
         "pairs",
         "native",
-        "worst attribute",
-        "named faults",
+        "faults (pairs showing each)",
         title=f"native per pattern type (goal ≥ {GOAL:.0%})",
-        caption="each named fault is listed below the table" if any(row.reasons for row in rows) else None,
+        caption="each pair's faults are listed below the table"
+        if any(row.faults() for row in rows)
+        else None,
     )
     by_type: dict[str, list[RealismRow]] = defaultdict(list)
     for row in rows:
         by_type[row.type].append(row)
     for pattern_type, group in sorted(by_type.items()):
         native = sum(row.native for row in group)
-        misses: dict[str, int] = defaultdict(int)
-        for row in group:
-            for element in row.elements:
-                for name, value in element.distances.items():
-                    if not element.matches and value > 0:
-                        misses[name] += 1
-        worst = max(misses, key=misses.__getitem__) if misses else "-"
         mark = "[green]met[/]" if native >= GOAL * len(group) else "[red]missed[/]"
-        faulted = sum(bool(row.reasons) for row in group)
         table.add_row(
-            pattern_type, str(len(group)), f"{100 * native / len(group):.0f}% {mark}", worst, str(faulted)
+            pattern_type,
+            str(len(group)),
+            f"{native} ({100 * native / len(group):.0f}%) {mark}",
+            escape(named_faults(group)),
         )
     return table

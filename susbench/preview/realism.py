@@ -15,17 +15,18 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, Literal
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, Playwright
 from pydantic import Field
 
 from susbench.browser import LocalBackend, playwright_driver
 from susbench.browser.bridge import Box, ExtensionBridge
 from susbench.catalog.injections import build_extension
-from susbench.core.errors import InputError
+from susbench.core.errors import InputError, SusbenchError
 from susbench.core.models import Frozen, Injection, PatternType
 from susbench.core.paths import EXTENSION_DIR
 from susbench.preview.anchors import (
@@ -112,6 +113,30 @@ class RealismRow(Frozen):
     )
     error: str | None = None
     screenshot: str | None = None
+    not_pictured: str | None = Field(
+        default=None, description="why --screenshots could not picture the drawn pattern (the run goes on)"
+    )
+
+    def faults(self, detail: bool = False) -> list[str]:
+        """Each fault that keeps the pair from native, by name (a drawn element's role and what it
+        misses, a named reason, or why nothing was drawn): the realism table counts these. With
+        `detail`, each also says by how much and against which native element."""
+        if self.error:
+            return [f"not drawn: {self.error}"]
+        found: list[str] = []
+        for element in self.elements:
+            if element.native is None:
+                found.append(f"{element.role}: nothing of its role on the page")
+            for name, value in element.distances.items():
+                if value > THRESHOLDS[name]:
+                    named = f"{element.role} {name.replace('_', ' ')}"
+                    against = f" {value:g} > {THRESHOLDS[name]:g}, {element.text!r} against {element.native}"
+                    found.append(named + (against if detail else ""))
+        for reason in self.reasons:
+            # "'Label': a browser-default control: fill ..." -> "a browser-default control"
+            named = re.sub(r"'[^']*'", "…", re.sub(r"^'[^']*': ", "", reason)).split(":")[0]
+            found.append(f"{named} ({reason})" if detail else named)
+        return found
 
 
 def _rgba(color: str) -> tuple[float, float, float, float] | None:
@@ -443,15 +468,39 @@ def measure_realism(
                             yield _pair(page, bridge, source, ref, injection, screenshots)
 
 
-def _shoot(page: Page, box: Box, target: Path) -> str:
-    """The drawn pattern with a margin of the page around it, inside the viewport."""
+def _clip(box: Box, left: float, top: float, right: float, bottom: float) -> dict[str, float] | None:
+    """The box with its margin, cut to the rectangle (left, top, right, bottom); None if nothing is left."""
+    x0, y0 = max(left, box.x - SHOT_MARGIN_PX), max(top, box.y - SHOT_MARGIN_PX)
+    x1 = min(right, box.x + box.width + SHOT_MARGIN_PX)
+    y1 = min(bottom, box.y + box.height + SHOT_MARGIN_PX)
+    return {"x": x0, "y": y0, "width": x1 - x0, "height": y1 - y0} if x1 - x0 >= 1 and y1 - y0 >= 1 else None
+
+
+def shoot(page: Page, box: Box, target: Path) -> str:
+    """The drawn pattern with a margin of the page around it, inside the viewport; a pattern not in
+    the viewport (scrolled out, or the viewport too small) is taken from the whole document."""
     view = page.viewport_size or {"width": 1280, "height": 800}
-    left, top = max(0.0, box.x - SHOT_MARGIN_PX), max(0.0, box.y - SHOT_MARGIN_PX)
-    right = min(float(view["width"]), box.x + box.width + SHOT_MARGIN_PX)
-    bottom = min(float(view["height"]), box.y + box.height + SHOT_MARGIN_PX)
-    clip = {"x": left, "y": top, "width": max(1.0, right - left), "height": max(1.0, bottom - top)}
-    page.screenshot(path=str(target), clip=clip)
+    clip = _clip(box, 0.0, 0.0, float(view["width"]), float(view["height"]))
+    whole = clip is None
+    if whole:
+        x, y, width, height = page.evaluate(
+            "() => [scrollX, scrollY, document.documentElement.scrollWidth,"
+            " document.documentElement.scrollHeight]"
+        )
+        moved = box.model_copy(update={"x": box.x + x, "y": box.y + y})
+        clip = _clip(moved, 0.0, 0.0, float(width), float(height))
+    if clip is None:
+        where = f"{box.x:.0f},{box.y:.0f} ({box.width:.0f} x {box.height:.0f} px)"
+        raise PictureError(f"the pattern's box at {where} is outside the page")
+    try:
+        page.screenshot(path=str(target), clip=clip, full_page=whole)
+    except (PlaywrightError, OSError) as exc:
+        raise PictureError(str(exc).splitlines()[0]) from None
     return str(target)
+
+
+class PictureError(Exception):
+    """A drawn pattern the browser could not picture (its row says why; the run goes on)."""
 
 
 def _pair(
@@ -462,6 +511,8 @@ def _pair(
     injection: Injection,
     screenshots: Path | None = None,
 ) -> RealismRow:
+    """One page and one injection; whatever goes wrong with this pair is its row's error, never the
+    end of the run."""
     try:
         source.prepare(page, ref)
         with bridge.episode(f"realism-{injection.id}", injection.id) as episode:
@@ -476,13 +527,31 @@ def _pair(
                 )
             box = bridge.panel(page, scroll=True)
             row = judge(ref.label, injection, drawn_elements(page), native_elements(page))
-            shot = (
-                _shoot(page, box, screenshots / screenshot_name(ref, injection))
-                if screenshots and box
-                else None
-            )
+            shot, not_pictured = None, None
+            if screenshots is not None:
+                try:
+                    if box is None:
+                        raise PictureError("the extension names no box for the pattern")
+                    shot = shoot(page, box, screenshots / screenshot_name(ref, injection))
+                except PictureError as exc:
+                    not_pictured = str(exc)
             report = episode.report()
-        spoken = [event.detail.get("language") for event in report.events if event.kind == "injected"]
-        return row.model_copy(update={"language": spoken[0] if spoken else None, "screenshot": shot})
+    except (PlaywrightError, SusbenchError) as exc:
+        return RealismRow(
+            page=ref.label,
+            injection=injection.id,
+            type=injection.type,
+            native=False,
+            error=f"not measured: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+        )
     finally:
-        page.close()
+        with suppress(PlaywrightError):
+            page.close()
+    spoken = [event.detail.get("language") for event in report.events if event.kind == "injected"]
+    return row.model_copy(
+        update={
+            "language": spoken[0] if spoken else None,
+            "screenshot": shot,
+            "not_pictured": not_pictured,
+        }
+    )
