@@ -25,6 +25,7 @@ from pydantic import Field
 
 from susbench.browser import LocalBackend, playwright_driver
 from susbench.browser.bridge import Box, ExtensionBridge
+from susbench.browser.semantic import IsolatedWorld, load_vocabulary, semantic_source
 from susbench.catalog.injections import build_extension
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.models import Frozen, Injection, PatternType
@@ -41,6 +42,8 @@ from susbench.preview.anchors import (
 )
 
 MEASURE_JS = Path(__file__).with_name("realism.js")
+CTA_JS = Path(__file__).with_name("cta.js")
+CTA_MARK = "data-susbench-cta"
 # How a box is drawn (its corners, a card's padding), read by the same code the drawing uses.
 BOXES_JS = EXTENSION_DIR / "content" / "boxes.js"
 Role = Literal["text", "button", "panel"]
@@ -53,6 +56,7 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "font_weight",
         "color",
         "background",
+        "fill_image",
         "radius",
         "padding",
         "line_height",
@@ -66,6 +70,7 @@ THRESHOLDS = {
     "font_weight": 100.0,
     "color": 5.0,
     "background": 5.0,
+    "fill_image": 5.0,
     "radius": 2.0,
     "padding": 4.0,
     "line_height": 2.0,
@@ -104,6 +109,9 @@ class RealismRow(Frozen):
     type: PatternType
     native: bool
     language: str | None = None
+    language_by: str | None = Field(
+        default=None, description="how the page's language was told: its declaration, or its text and why"
+    )
     elements: tuple[ElementMatch, ...] = ()
     distances: dict[str, float] = Field(
         default_factory=dict, description="per attribute, the worst distance over the drawn elements"
@@ -229,6 +237,18 @@ def colour_distance(first: str, second: str, first_over: str = "", second_over: 
     return 100.0 if a is None or b is None else ciede2000(_lab(a), _lab(b))
 
 
+def image_distance(first: str, second: str) -> float:
+    """How far apart two fills' images are: none and none 0; gradients of as many stops, the worst
+    CIEDE2000 of their stops; a picture, 0 only for the same picture; else 100."""
+    if first == second:
+        return 0.0
+    stops = [re.findall(r"rgba?\([^)]*\)", image) for image in (first, second)]
+    gradients = all("gradient" in image for image in (first, second))
+    if gradients and stops[0] and len(stops[0]) == len(stops[1]):
+        return max(colour_distance(a, b) for a, b in zip(*stops, strict=True))
+    return 100.0
+
+
 def _family(stack: str) -> str:
     return stack.split(",")[0].strip().strip("\"'").lower()
 
@@ -244,6 +264,8 @@ def distances(drawn: dict[str, Any], native: dict[str, Any]) -> dict[str, float]
             result[name] = round(found, 2)
         elif name == "background":
             result[name] = round(colour_distance(drawn[name], native[name]), 2)
+        elif name == "fill_image":
+            result[name] = round(image_distance(drawn.get(name, "none"), native.get(name, "none")), 2)
         elif name == "padding":
             result[name] = max(abs(a - b) for a, b in zip(drawn[name], native[name], strict=True))
         else:
@@ -300,6 +322,10 @@ def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> Element
         for item in natives
         if item["role"] == drawn["role"] and (unstyled or not item.get("browser_default"))
     ]
+    # A drawn call to action copies the page's own, found by meaning: it is held against that alone.
+    cta = [item for item in natives if item.get("cta") and not item.get("browser_default")]
+    if "primary" in drawn.get("look", "").split() and cta:
+        same = cta
     default = [] if unstyled else drawn.get("browser_default") or []
     reason = f"a browser-default control: {'; '.join(default)}" if default else None
     if drawn["role"] in ("text", "button") and drawn["text"].strip():
@@ -424,8 +450,18 @@ def drawn_elements(page: Page) -> list[dict[str, Any]]:
 
 
 def native_elements(page: Page) -> list[dict[str, Any]]:
+    """The page's own elements, its call to action marked (found in an isolated world, as the
+    extension finds it; the mark is taken away again)."""
     source = _measure_source()
-    return page.evaluate(f"() => {{ {source}\nreturn realismMeasure(document); }}")
+    world = IsolatedWorld(page, "susbench-realism")
+    try:
+        world.evaluate(semantic_source(load_vocabulary(), CTA_JS, f"markCallToAction(WORDS, {CTA_MARK!r});"))
+    finally:
+        world.close()
+    found = page.evaluate(f"() => {{ {source}\nreturn realismMeasure(document); }}")
+    unmark = "(mark) => document.querySelectorAll(`[${mark}]`).forEach((el) => el.removeAttribute(mark))"
+    page.evaluate(unmark, CTA_MARK)
+    return found
 
 
 def measure_realism(
@@ -547,10 +583,11 @@ def _pair(
     finally:
         with suppress(PlaywrightError):
             page.close()
-    spoken = [event.detail.get("language") for event in report.events if event.kind == "injected"]
+    spoken = [event.detail for event in report.events if event.kind == "injected"]
     return row.model_copy(
         update={
-            "language": spoken[0] if spoken else None,
+            "language": spoken[0].get("language") if spoken else None,
+            "language_by": spoken[0].get("language_by") if spoken else None,
             "screenshot": shot,
             "not_pictured": not_pictured,
         }
