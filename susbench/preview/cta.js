@@ -7,6 +7,9 @@
 function markCallToAction(vocabulary, mark) {
   "use strict";
   const hit = semanticAnchors(document, vocabulary, {}).callToAction();
-  if (hit) hit.element.setAttribute(mark, hit.by);
-  return hit ? hit.by : null;
+  // A disabled one (a saved page's buy button before a size is chosen) is no look to copy, for the
+  // extension either: the drawn button is then held against the nearest of the page's.
+  if (!hit || hit.element.matches(":disabled, [aria-disabled=true]")) return null;
+  hit.element.setAttribute(mark, hit.by);
+  return hit.by;
 }

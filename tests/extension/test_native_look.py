@@ -380,3 +380,10 @@ def test_without_a_buy_button_the_call_to_action_is_the_main_form_s_submit_even_
     primary = of_role(row, "button")[0]
     assert primary.native == "button 'Join now'" and primary.matches, primary
     assert row.native, row.faults(detail=True)
+
+
+def test_a_disabled_buy_button_is_neither_copied_nor_the_button_the_copy_is_held_against() -> None:
+    row = drawn("disabled-cta.html", "generic-buybox-discount-shame")
+    primary = of_role(row, "button")[0]
+    assert primary.native == "button 'Calculate delivery'" and primary.matches, primary
+    assert row.native, row.faults(detail=True)
