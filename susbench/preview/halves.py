@@ -9,11 +9,10 @@ import hashlib
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from susbench.core.errors import InputError
-from susbench.core.loading import describe_validation_error
+from susbench.core.loading import load_model
 from susbench.core.models import Frozen
 from susbench.core.paths import REPO_ROOT, shared_dir
 
@@ -55,15 +54,7 @@ def source_path(page: StyledPage) -> Path:
 
 def load_halves(path: Path = HALVES_FILE) -> Halves:
     """The split as recorded; a page whose half is not the rule's, or listed twice, is refused."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        halves = Halves.model_validate(data)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the realism halves ({exc.strerror})") from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML ({exc})") from None
-    except ValidationError as exc:
-        raise InputError(describe_validation_error(str(path), exc)) from None
+    halves = load_model(path, Halves)
     seen: set[str] = set()
     for page in halves.pages:
         if page.id in seen:
