@@ -546,9 +546,10 @@
     );
     const primary = primaryButton(page);
     const secondary = secondaryButton(page, primary);
-    const control = (el) =>
-      el ? { ...typeOf(getComputedStyle(labelOf(el))), ...boxOf(getComputedStyle(el), backdrop(el), el.getBoundingClientRect()) } : null;
-    const copied = control(primary);
+    // The call to action's type is its label's; another control's is its own.
+    const control = (el, label = el) =>
+      el ? { ...typeOf(getComputedStyle(label)), ...boxOf(getComputedStyle(el), backdrop(el), el.getBoundingClientRect()) } : null;
+    const copied = control(primary, primary && labelOf(primary));
     const own = control(ownButton(page));
     const button = copied && readable(copied, surface)
       ? copied

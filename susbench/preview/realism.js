@@ -125,8 +125,10 @@ function realismMeasure(scope) {
     const kind = role(el, style);
     if (!kind || (counts[kind] || 0) >= PER_ROLE || !shown(el, style)) continue;
     counts[kind] = (counts[kind] || 0) + 1;
-    // A button's type is its label's.
-    const type = kind === "button" ? getComputedStyle(labelOf(el)) : style;
+    // A call to action's type is its label's (the page's, marked, and the drawn copy of it), as look.js
+    // copies it; every other control's is its own.
+    const cta = scope.nodeType === 9 ? el.hasAttribute("data-susbench-cta") : /\bprimary\b/.test((el.dataset && el.dataset.look) || "");
+    const type = cta ? getComputedStyle(labelOf(el)) : style;
     const size = parseFloat(type.fontSize);
     found.push({
       role: kind,
@@ -134,7 +136,7 @@ function realismMeasure(scope) {
       text: (el.innerText || el.value || "").trim().slice(0, 40),
       // What the drawn element copies (its data-look), and whether a native one is the page's call to action.
       look: scope.nodeType === 9 ? "" : (el.dataset && el.dataset.look) || "",
-      cta: scope.nodeType === 9 && el.hasAttribute("data-susbench-cta"),
+      cta: scope.nodeType === 9 && cta,
       font_family: type.fontFamily,
       font_size: size,
       font_weight: Number(type.fontWeight) || 400,
