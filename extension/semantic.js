@@ -509,6 +509,26 @@ function semanticAnchors(doc, vocabulary, options) {
     return Boolean(title && !inCard(title.element) && priceTexts().some((el) => !inCard(el)));
   });
 
+  // The page's primary call to action, by meaning: its buy button, else the submit of its main form
+  // (the form, never a search, with the most fields a person fills; one in the page's chrome only if
+  // no other has any). A drawn pattern's manipulative button copies it, and the nativeness score holds
+  // that button against it (not against whichever button happens to look closest).
+  const FIELDS =
+    "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=checkbox]):not([type=radio]):not([type=image]), select, textarea";
+  const SUBMITS = "button[type=submit], button:not([type]), input[type=submit], input[type=image]";
+  const callToAction = once(() => {
+    const buy = find("buy_button");
+    if (buy) return { element: controlIn(buy.element), by: "buy button" };
+    const searching = (form) =>
+      form.matches("[role=search]") || Boolean(form.querySelector("input[type=search], input[name=s], input[name=q]")) ||
+      /search|suche|recherche|busca|cerca|szukaj/i.test(`${form.getAttribute("action") || ""} ${form.id} ${form.className}`);
+    const fields = (form) => queryAll(FIELDS, form).filter(visible).length;
+    const forms = queryAll("form").filter((form) => !isOurs(form) && !searching(form) && fields(form) > 0 && queryAll(SUBMITS, form).some(visible));
+    const weight = (form) => (inChrome(form) ? 0 : 1000) + fields(form);
+    const main = forms.reduce((best, form) => (!best || weight(form) > weight(best) ? form : best), null);
+    return main ? { element: queryAll(SUBMITS, main).find(visible), by: "main form's submit" } : null;
+  });
+
   // ---- choosing among a rule's candidates ----
   const found = new Map();
 
@@ -803,5 +823,5 @@ function semanticAnchors(doc, vocabulary, options) {
     return { layers, accept: buttons.find((button) => layers.some((layer) => layer.contains(button))) || null };
   }
 
-  return { kinds: KINDS, find, slots, slotsFor, layoutOf, place, covering, showing, shows, gap, pageLayers };
+  return { kinds: KINDS, find, callToAction, slots, slotsFor, layoutOf, place, covering, showing, shows, gap, pageLayers };
 }

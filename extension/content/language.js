@@ -1,6 +1,7 @@
 // The page's language, for a generic injection's texts: the language the page declares (its lang
-// attribute, else its Content-Language or og:locale meta tag), else the one its visible text is
-// written in (the writing system, then the catalog's frequent words of each language in it).
+// attribute, else its Content-Language or og:locale meta tag) unless its visible text is plainly in
+// another, else the one its visible text is written in (the writing system, then the catalog's
+// frequent words of each language in it).
 "use strict";
 (() => {
   const helper = globalThis.pageHelper;
@@ -96,20 +97,28 @@
     return hits[0][1] > hits[1][1] ? hits[0][0] : null;
   }
 
-  // {language, by}: the catalog's tag of the page's language, or a tag (or "unknown") it lacks.
+  // {language, by}: the catalog's tag of the page's language, or a tag (or "unknown") it lacks. A
+  // declaration the page's own text contradicts (real sites ship a template's lang="en" over
+  // Portuguese text) gives way to the text, and `by` says so.
   function detect(languages) {
     const declared = declaration();
-    if (declared) return { language: fromTag(declared.value, languages), by: declared.by };
-    return { language: fromContent(languages), by: "content" };
+    const written = fromContent(languages);
+    if (!declared) return { language: written, by: "content" };
+    const said = fromTag(declared.value, languages);
+    const family = (name) => name.split("-")[0];
+    if (languages[written] && family(written) !== family(said)) {
+      return { language: written, by: `content: the ${declared.by} says ${declared.value}, the text is ${written}` };
+    }
+    return { language: said, by: declared.by };
   }
 
   // The texts an offered injection is drawn with: its own, or (a generic one) those of the page's
-  // language; {missing, by} when the catalog has none in that language.
+  // language, and how that language was told ({missing, by} when the catalog has none in it).
   function textsFor(offer) {
     if (!offer.languages) return { texts: offer.injection.texts, language: null };
     const { language, by } = detect(offer.languages);
     const known = offer.languages[language];
-    return known && known.texts ? { texts: known.texts, language } : { missing: language, by };
+    return known && known.texts ? { texts: known.texts, language, by } : { missing: language, by };
   }
 
   helper.language = { detect, textsFor };

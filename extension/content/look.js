@@ -21,6 +21,20 @@
   // Grey, black or white: the colours body and muted text come in (a hue is a role: link, price, sale).
   const neutral = (c) => c !== null && Math.max(c.r, c.g, c.b) - Math.min(c.r, c.g, c.b) < 40;
   const light = (c) => c === null || c.a < 0.5 || luminance(c) > 215;
+  // A fill as seen: a gradient's colour (the mean of its stops: it covers the colour under it), else
+  // its colour, and the image it paints (a gradient, or a picture: a call to action is often no flat fill).
+  function fillOf(style) {
+    const image = style.backgroundImage && style.backgroundImage !== "none" ? style.backgroundImage : null;
+    const stops = image && /gradient/.test(image) ? [...image.matchAll(/rgba?\([^)]+\)/g)].map((m) => parseColor(m[0])).filter(opaque) : [];
+    if (!stops.length) return { color: opaque(parseColor(style.backgroundColor)) ? parseColor(style.backgroundColor) : null, image };
+    const mean = (key) => Math.round(stops.reduce((sum, stop) => sum + stop[key], 0) / stops.length);
+    return { color: { r: mean("r"), g: mean("g"), b: mean("b"), a: 1 }, image };
+  }
+  const filled = (style) => {
+    const fill = fillOf(style);
+    return opaque(fill.color) || fill.image !== null;
+  };
+  const rgbText = (c) => `rgb(${c.r}, ${c.g}, ${c.b})`;
   // WCAG's contrast ratio of two opaque colours (1 to 21).
   const contrastRatio = (a, b) => {
     const relative = (c) => {
@@ -33,8 +47,10 @@
   // A control whose label can be read on the fill it is drawn on (its own, else `ground`): a button
   // with transparent or faint letters (an icon button whose text is hidden) is no look to copy.
   const readable = (look, ground) => {
+    if (look.image && !/gradient/.test(look.image)) return true; // its own label on its own picture
     const ink = parseColor(look.color);
-    const fill = opaque(parseColor(look.bg)) ? parseColor(look.bg) : parseColor(ground);
+    const own = parseColor(look.tone || look.bg);
+    const fill = opaque(own) ? own : parseColor(ground);
     return Boolean(ink && fill && ink.a >= 0.5 && contrastRatio(ink, fill) >= 3);
   };
   // A control still in the browser's own look (a saved copy whose stylesheet was lost, a bare form
@@ -83,6 +99,7 @@
     const finder = match.finder();
     const hit = (kind) => (finder ? finder.find(kind)?.element || null : null);
     const found = { price: hit("price"), buy: hit("buy_button"), grid: hit("grid_item"), image: hit("image") };
+    found.cta = finder ? finder.callToAction()?.element || null : null;
     const all = [];
     for (const el of document.body.querySelectorAll("*")) {
       if (all.length >= 5000) break;
@@ -140,8 +157,16 @@
 
   // `card`: the element is a card, whose padding is read as its content sits (a control's as written).
   function boxOf(style, seen, rect, card) {
+    const fill = fillOf(style);
+    // A picture is copied only when its address survives as a value (a data: URL's ";" does not).
+    const image = fill.image && fill.image === clean(fill.image) ? fill.image : null;
     return {
-      bg: opaque(parseColor(style.backgroundColor)) ? style.backgroundColor : "transparent",
+      bg: opaque(parseColor(style.backgroundColor)) ? style.backgroundColor : fill.color ? rgbText(fill.color) : "transparent",
+      // The colour a gradient is seen as, for telling whether its label reads on it.
+      ...(fill.image && fill.color ? { tone: rgbText(fill.color) } : {}),
+      ...(image
+        ? { image, imagesize: style.backgroundSize, imagepos: style.backgroundPosition, imagerepeat: style.backgroundRepeat }
+        : {}),
       seen,
       border: `${style.borderTopWidth} ${style.borderTopStyle} ${style.borderTopColor}`,
       radius: cornerOf(style, rect),
@@ -150,30 +175,42 @@
     };
   }
 
-  // The add-to-cart control by meaning (semantic.js), else the most button-like filled control; never
-  // a disabled or sale-coloured one.
+  // The page's call to action by meaning (semantic.js: its buy button, else its main form's submit),
+  // as the control that draws it (a filled, gradient, pictured or outlined box around the label); else
+  // the most button-like filled control. Never a disabled or sale-coloured one.
   function primaryButton({ items, found }) {
-    const filledControl = (el) => {
+    const drawnControl = (el) => {
       for (let at = el, depth = 0; at && depth < 3; at = at.parentElement, depth += 1) {
-        if (opaque(parseColor(getComputedStyle(at).backgroundColor)) && at.matches("button, a, input, [role=button]")) return at;
+        if (filled(getComputedStyle(at)) && at.matches("button, a, input, [role=button]")) return at;
       }
       return el.matches("button, input, a, [role=button]") ? el : null;
     };
-    if (found.buy) {
-      const own = filledControl(found.buy) || found.buy.querySelector("button, input[type=submit]");
+    if (found.cta) {
+      const own = drawnControl(found.cta) || found.cta.querySelector("button, input[type=submit]");
       if (own && !own.matches(":disabled, [aria-disabled=true]") && !browserDefault(getComputedStyle(own))) return own;
     }
     let best = null;
     let bestScore = -1;
     for (const item of items) {
-      const fill = parseColor(item.style.backgroundColor);
-      if (!item.control || item.role || !opaque(fill) || light(fill) || browserDefault(item.style)) continue;
+      const fill = fillOf(item.style).color;
+      if (!item.control || item.role || !(opaque(fill) || filled(item.style)) || light(fill) || browserDefault(item.style)) continue;
       const said = `${words(item.el)} ${item.el.textContent}`;
       const score = (/cart|basket|bag|buy|korb|panier|carrito|carrinho|grozs|grozā|comprar|kaufen/i.test(said) ? 8 : 0) +
         (/primary/i.test(said) ? 4 : 0) + (/btn|button/i.test(said) ? 2 : 0) + (item.box.width * item.box.height > 2000 ? 1 : 0);
       if (score > bestScore) [best, bestScore] = [item.el, score];
     }
     return best;
+  }
+
+  // The element whose own text a control's label is (an icon and a <span> label in a button): its type
+  // is the label's, as the score reads it too.
+  function labelOf(control) {
+    // An icon's text (a ligature icon font's "shopping_cart", a hidden glyph) is no label.
+    const icon = (el) => Boolean(el.closest("[aria-hidden=true], i, svg")) || /icon|material|awesome|glyph/i.test(getComputedStyle(el).fontFamily);
+    const walker = document.createTreeWalker(control, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => (node.textContent.trim() && !icon(node.parentElement) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+    });
+    return walker.nextNode() ? walker.currentNode.parentElement : control;
   }
 
   const hasBorder = (style) => parseFloat(style.borderTopWidth) > 0 && style.borderTopStyle !== "none";
@@ -336,8 +373,25 @@
     };
   }
 
-  // The page's type on one background: body, muted, bold, heading and link text, and a text button.
-  function typeOn(page, surface, forbidden) {
+  // Characters of the page's prose around the anchor that make a neighbourhood to read its type from.
+  const NEAR_TEXT = 120;
+  // How much more prose than the neighbourhood a box around it may hold for its headings to be near.
+  const NEAR_REACH = 3;
+
+  // The nearest box around the anchor holding enough of the page's prose: its text is set as the
+  // pattern's should be (a shop card that sets its own typeface on a page whose body sets none, a buy
+  // box whose type is smaller than the page's articles). Null: read the whole page.
+  function neighbourhood(anchor, prose) {
+    for (let el = anchor.parentElement; el && el !== document.body; el = el.parentElement) {
+      const inside = prose.filter((item) => el.contains(item.el));
+      if (inside.reduce((sum, item) => sum + item.text.length, 0) >= NEAR_TEXT) return el;
+    }
+    return null;
+  }
+
+  // The page's type on one background: body, muted, bold, heading and link text, and a text button;
+  // each read first from the anchor's neighbourhood, then from the whole page.
+  function typeOn(page, surface, forbidden, anchor) {
     const { items } = page;
     // Text that can be seen on the colour behind it: white letters "on white" stand on a picture the
     // colour does not show (amazon.com's banner), and copied onto a card they vanish.
@@ -352,20 +406,37 @@
     );
     const size = (item) => parseFloat(item.style.fontSize);
     const weight = (item) => Number(item.style.fontWeight) || 400;
+    const near = anchor ? neighbourhood(anchor, prose) : null;
+    // The neighbourhood's own elements when it has any of the kind, else the page's.
+    const local = (list) => {
+      const inside = near ? list.filter((item) => near.contains(item.el)) : [];
+      return inside.length ? inside : list;
+    };
     const regular = prose.filter((item) => weight(item) < 600 && size(item) >= 12 && neutral(parseColor(item.style.color)));
-    const text = pick(regular) || pick(prose);
+    const text = pick(local(regular)) || pick(local(prose));
     if (!text) return null;
     const base = size(text);
     const ground = luminance(parseColor(surface) || { r: 255, g: 255, b: 255 });
     const contrast = (item) => Math.abs(luminance(parseColor(item.style.color) || { r: 0, g: 0, b: 0 }) - ground);
     // Muted text is still text to read: a grey lighter than that (books.toscrape.com's #ccc of a
     // separator) is a decoration's colour, and a sentence drawn in it stood out as faded.
-    const muted = pick(regular.filter((item) => size(item) <= base + 1 && contrast(item) < contrast(text) - 20 && contrast(item) >= 80));
+    const muted = pick(local(regular.filter((item) => size(item) <= base + 1 && contrast(item) < contrast(text) - 20 && contrast(item) >= 80)));
     const bold = (item) => weight(item) >= 600 || /^H[2-5]$/.test(item.el.tagName);
     const strong = pick(
-      prose.filter((item) => weight(item) >= 600 && size(item) >= base - 1 && size(item) <= base * 1.4 && neutral(parseColor(item.style.color))),
+      local(prose.filter((item) => weight(item) >= 600 && size(item) >= base - 1 && size(item) <= base * 1.4 && neutral(parseColor(item.style.color)))),
     );
-    const title = pick(prose.filter((item) => bold(item) && size(item) > base * 1.1 && size(item) <= 30));
+    // A heading in a buy box is sized as the headings near it: the nearest box around the anchor that
+    // holds one (not the page's article headings, 26 px over a buy box's 14 px text).
+    const headings = prose.filter((item) => bold(item) && size(item) > base * 1.1 && size(item) <= 30);
+    // Near = in the neighbourhood, or in a box around it that holds little more of the page's prose (a
+    // box that holds the page's articles too is no longer near). None near: its bold text.
+    const textIn = (el) => prose.reduce((sum, item) => sum + (el.contains(item.el) ? item.text.length : 0), 0);
+    const reach = near ? NEAR_REACH * textIn(near) : 0;
+    let title = null;
+    for (let el = near; !title && el && el !== document.body && textIn(el) <= reach; el = el.parentElement) {
+      title = pick(headings.filter((item) => el.contains(item.el)));
+    }
+    title = title || (anchor ? null : pick(headings));
     const links = items.filter(
       (item) => item.text && item.el.matches("a") && !item.role && item.seen === surface && !forbidden.text.has(item.style.color) &&
         !item.el.closest("nav, header, footer") && seen(item),
@@ -465,7 +536,7 @@
     const frame = inline ? null : body ? body.frame : card(anchor, page, outside, forbidden);
     const surface = frame ? backdrop(frame) : outside;
     const fallback = typeOf(getComputedStyle(context));
-    const type = typeOn(page, surface, forbidden) || typeOn(page, outside, forbidden) ||
+    const type = typeOn(page, surface, forbidden, anchor) || typeOn(page, outside, forbidden, anchor) ||
       { text: fallback, muted: fallback, strong: fallback, title: fallback, link: fallback };
     const onFill = pick(
       items.filter(
@@ -475,9 +546,10 @@
     );
     const primary = primaryButton(page);
     const secondary = secondaryButton(page, primary);
-    const control = (el) =>
-      el ? { ...typeOf(getComputedStyle(el)), ...boxOf(getComputedStyle(el), backdrop(el), el.getBoundingClientRect()) } : null;
-    const copied = control(primary);
+    // The call to action's type is its label's; another control's is its own.
+    const control = (el, label = el) =>
+      el ? { ...typeOf(getComputedStyle(label)), ...boxOf(getComputedStyle(el), backdrop(el), el.getBoundingClientRect()) } : null;
+    const copied = control(primary, primary && labelOf(primary));
     const own = control(ownButton(page));
     const button = copied && readable(copied, surface)
       ? copied
@@ -537,7 +609,9 @@
   const TYPE_RULE =
     "font-family:var(--N-font);font-size:var(--N-size);font-weight:var(--N-weight);line-height:var(--N-line);color:var(--N-color);" +
     "text-transform:var(--N-transform);letter-spacing:var(--N-spacing);text-decoration-line:var(--N-decoration)";
-  const BOX_RULE = "background:var(--N-bg);border:var(--N-border);border-radius:var(--N-radius);padding:var(--N-pad);box-sizing:border-box";
+  const BOX_RULE =
+    "background:var(--N-bg);background-image:var(--N-image);background-size:var(--N-imagesize);background-position:var(--N-imagepos);" +
+    "background-repeat:var(--N-imagerepeat);border:var(--N-border);border-radius:var(--N-radius);padding:var(--N-pad);box-sizing:border-box";
   const RULES = [
     ...["text", "muted", "strong", "title", "link"].map((name) => `[data-look~=${name}]{${TYPE_RULE.replaceAll("N", name)}}`),
     // A link choice is one box, so its centre is on it, as a click aims: a block in the line, which wraps

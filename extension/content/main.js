@@ -113,7 +113,8 @@
     clearTimeout(missingTimer);
     channel.report("anchor_found", { locator: found.index });
     mount(current, found);
-    channel.report("injected", { placement: current.injection.placement, language: current.language });
+    const spoken = current.language ? { language: current.language, language_by: current.languageBy } : { language: null };
+    channel.report("injected", { placement: current.injection.placement, ...spoken });
   }
 
   // A reply of the worker: the injection offered here (or none), the task's control to watch, and the
@@ -129,7 +130,7 @@
       unspoken = true;
       return null;
     }
-    return { ...reply, texts: spoken.texts, language: spoken.language };
+    return { ...reply, texts: spoken.texts, language: spoken.language, languageBy: spoken.by || null };
   }
 
   async function hello() {

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from susbench.cli.options import GenericInjectionsOption, JsonOption
+from susbench.core.errors import InputError
 from susbench.preview.anchors import generic_injections
+from susbench.preview.halves import Half, half_pages
 from susbench.preview.realism import RealismRow, measure_realism
 
 GOAL = 0.9
@@ -20,12 +23,13 @@ GOAL = 0.9
 
 def realism(
     pages: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
-            help="saved pages (.html, .html.gz), folders of them, or WARC/WACZ files",
+            help="saved pages (.html, .html.gz), folders of them, or WARC/WACZ files (--half: its pages)",
             metavar="PAGE_OR_SNAPSHOT",
+            show_default=False,
         ),
-    ],
+    ] = None,
     injections: GenericInjectionsOption = "all",
     as_json: JsonOption = False,
     screenshots: Annotated[
@@ -34,21 +38,48 @@ def realism(
             "--screenshots", help="a PNG of every drawn pattern as an episode shows it, in this folder"
         ),
     ] = None,
+    half: Annotated[
+        Half | None,
+        typer.Option(
+            "--half",
+            help="only the styled pages of this half of susbench/preview/realism_halves.yaml "
+            "(tune on `tuning`, judge on `held-out`); without pages, every page of it",
+        ),
+    ] = None,
 ) -> None:
+    only: set[str] | None = None
+    if half is not None:
+        sources, only = half_pages(half)
+        pages = pages or sources
+    if not pages:
+        raise InputError("name the pages to measure (PAGE_OR_SNAPSHOT...), or a half with --half")
     rows: list[RealismRow] = []
     progress = Console(stderr=True)
-    for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots):
+    for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots, only=only):
         rows.append(row)
-        verdict = "native" if row.native else "not native"
-        progress.print(f"{len(rows)}: {row.injection} on {row.page}: {verdict}", soft_wrap=True)
+        verdict = "native" if row.native else f"not native ({'; '.join(row.faults())})"
+        pictured = f"; not pictured: {row.not_pictured}" if row.not_pictured else ""
+        progress.print(
+            f"{len(rows)}: {row.injection} on {row.page}: {verdict}{pictured}", soft_wrap=True, markup=False
+        )
     if as_json:
-        typer.echo(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+        typer.echo(
+            json.dumps([row.model_dump(mode="json") | {"faults": row.faults()} for row in rows], indent=2)
+        )
         return
     console = Console()
     console.print(type_table(rows))
     for row in rows:
-        for reason in row.reasons:
-            console.print(f"{row.type} {row.injection} on {row.page}: {reason}", soft_wrap=True, markup=False)
+        faults = row.faults(detail=True) + ([f"not pictured: {row.not_pictured}"] if row.not_pictured else [])
+        if faults:
+            line = f"{row.type} {row.injection} on {row.page}: {'; '.join(faults)}"
+            console.print(line, soft_wrap=True, markup=False)
+
+
+def named_faults(rows: list[RealismRow]) -> str:
+    """Each fault the rows show, with how many pairs show it, most common first."""
+    counts: Counter[str] = Counter(fault for row in rows for fault in dict.fromkeys(row.faults()))
+    return ", ".join(f"{fault} ×{count}" for fault, count in counts.most_common()) or "-"
 
 
 def type_table(rows: list[RealismRow]) -> Table:
@@ -56,26 +87,22 @@ def type_table(rows: list[RealismRow]) -> Table:
         "type",
         "pairs",
         "native",
-        "worst attribute",
-        "named faults",
+        "faults (pairs showing each)",
         title=f"native per pattern type (goal ≥ {GOAL:.0%})",
-        caption="each named fault is listed below the table" if any(row.reasons for row in rows) else None,
+        caption="each pair's faults are listed below the table"
+        if any(row.faults() for row in rows)
+        else None,
     )
     by_type: dict[str, list[RealismRow]] = defaultdict(list)
     for row in rows:
         by_type[row.type].append(row)
     for pattern_type, group in sorted(by_type.items()):
         native = sum(row.native for row in group)
-        misses: dict[str, int] = defaultdict(int)
-        for row in group:
-            for element in row.elements:
-                for name, value in element.distances.items():
-                    if not element.matches and value > 0:
-                        misses[name] += 1
-        worst = max(misses, key=misses.__getitem__) if misses else "-"
         mark = "[green]met[/]" if native >= GOAL * len(group) else "[red]missed[/]"
-        faulted = sum(bool(row.reasons) for row in group)
         table.add_row(
-            pattern_type, str(len(group)), f"{100 * native / len(group):.0f}% {mark}", worst, str(faulted)
+            pattern_type,
+            str(len(group)),
+            f"{native} ({100 * native / len(group):.0f}%) {mark}",
+            escape(named_faults(group)),
         )
     return table

@@ -50,18 +50,37 @@ function realismMeasure(scope) {
     const parts = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
     return parts.length < 4 || parts[3] > 0.5;
   };
+  // A gradient is seen as the mean of its stops (a call to action is often one), as look.js reads it.
+  const gradientTone = (image) => {
+    const stops = [...String(image).matchAll(/rgba?\([^)]+\)/g)].map((m) => m[0]).filter(opaque);
+    if (!/gradient/.test(image) || !stops.length) return null;
+    const parts = stops.map((stop) => stop.match(/rgba?\(([^)]+)\)/)[1].split(/[ ,/]+/).filter(Boolean).map(Number));
+    const mean = (i) => Math.round(parts.reduce((sum, p) => sum + p[i], 0) / parts.length);
+    return `rgb(${mean(0)}, ${mean(1)}, ${mean(2)})`;
+  };
   function backdrop(el) {
     for (let at = el; at; at = parent(at)) {
-      const color = getComputedStyle(at).backgroundColor;
-      if (opaque(color)) return color;
+      const style = getComputedStyle(at);
+      const tone = gradientTone(style.backgroundImage);
+      if (tone) return tone;
+      if (opaque(style.backgroundColor)) return style.backgroundColor;
     }
     return "rgb(255, 255, 255)";
+  }
+  // The element whose own text a control's label is (an icon and a <span> label in a button), as
+  // look.js copies it; never an icon's glyph text.
+  function labelOf(control) {
+    const icon = (el) => Boolean(el.closest("[aria-hidden=true], i, svg")) || /icon|material|awesome|glyph/i.test(getComputedStyle(el).fontFamily);
+    const walker = document.createTreeWalker(control, NodeFilter.SHOW_TEXT, {
+      acceptNode: (node) => (node.textContent.trim() && !icon(node.parentElement) ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP),
+    });
+    return walker.nextNode() ? walker.currentNode.parentElement : control;
   }
   function role(el, style) {
     const tag = el.tagName.toLowerCase();
     // The page's fields, to tell whether it styles its controls at all (the drawn pattern has none).
     if (scope.nodeType === 9 && /^(input|select|textarea)$/.test(tag) && !/^(submit|button|hidden|checkbox|radio|image|reset|file|range|color)$/.test(el.type)) return "field";
-    const filled = opaque(style.backgroundColor) || parseFloat(style.borderTopWidth) > 0;
+    const filled = opaque(style.backgroundColor) || style.backgroundImage !== "none" || parseFloat(style.borderTopWidth) > 0;
     // A clickable card (olx.com.pk's listing boxes say role=button) is a surface to see, not a button.
     const cardSized = el.getBoundingClientRect().height > 64;
     // A button drawn as a link (no fill, no border, no room around its words: eBay's and amazon.com's
@@ -106,22 +125,30 @@ function realismMeasure(scope) {
     const kind = role(el, style);
     if (!kind || (counts[kind] || 0) >= PER_ROLE || !shown(el, style)) continue;
     counts[kind] = (counts[kind] || 0) + 1;
-    const size = parseFloat(style.fontSize);
+    // A call to action's type is its label's (the page's, marked, and the drawn copy of it), as look.js
+    // copies it; every other control's is its own.
+    const cta = scope.nodeType === 9 ? el.hasAttribute("data-susbench-cta") : /\bprimary\b/.test((el.dataset && el.dataset.look) || "");
+    const type = cta ? getComputedStyle(labelOf(el)) : style;
+    const size = parseFloat(type.fontSize);
     found.push({
       role: kind,
       tag: el.tagName.toLowerCase(),
       text: (el.innerText || el.value || "").trim().slice(0, 40),
-      font_family: style.fontFamily,
+      // What the drawn element copies (its data-look), and whether a native one is the page's call to action.
+      look: scope.nodeType === 9 ? "" : (el.dataset && el.dataset.look) || "",
+      cta: scope.nodeType === 9 && cta,
+      font_family: type.fontFamily,
       font_size: size,
-      font_weight: Number(style.fontWeight) || 400,
-      color: style.color,
+      font_weight: Number(type.fontWeight) || 400,
+      color: type.color,
       background: backdrop(el),
+      fill_image: style.backgroundImage,
       radius: drawnCorner(style, el.getBoundingClientRect()),
       // A native card's padding as it is seen (boxes.js); a drawn one's as written, which is what it
       // copied: its own words sit after a checkbox or an icon that no native card need have. A drawn
       // card whose words stand beside its picture keeps that padding on its words.
       padding: kind === "panel" && scope.nodeType === 9 ? contentInset(el, style) : written(el, style, kind),
-      line_height: style.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(style.lineHeight),
+      line_height: type.lineHeight === "normal" ? Math.round(size * 1.2 * 10) / 10 : parseFloat(type.lineHeight),
       browser_default: kind === "button" ? browserDefault(style) : kind === "field" && /^(inset|outset)$/.test(style.borderTopStyle) ? [`the browser's ${style.borderTopStyle} field border`] : [],
     });
   }

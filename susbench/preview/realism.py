@@ -15,17 +15,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, Literal
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, Playwright
 from pydantic import Field
 
 from susbench.browser import LocalBackend, playwright_driver
 from susbench.browser.bridge import Box, ExtensionBridge
+from susbench.browser.semantic import IsolatedWorld, load_vocabulary, semantic_source
 from susbench.catalog.injections import build_extension
-from susbench.core.errors import InputError
+from susbench.core.errors import InputError, SusbenchError
 from susbench.core.models import Frozen, Injection, PatternType
 from susbench.core.paths import EXTENSION_DIR
 from susbench.preview.anchors import (
@@ -40,6 +42,8 @@ from susbench.preview.anchors import (
 )
 
 MEASURE_JS = Path(__file__).with_name("realism.js")
+CTA_JS = Path(__file__).with_name("cta.js")
+CTA_MARK = "data-susbench-cta"
 # How a box is drawn (its corners, a card's padding), read by the same code the drawing uses.
 BOXES_JS = EXTENSION_DIR / "content" / "boxes.js"
 Role = Literal["text", "button", "panel"]
@@ -52,6 +56,7 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
         "font_weight",
         "color",
         "background",
+        "fill_image",
         "radius",
         "padding",
         "line_height",
@@ -65,6 +70,7 @@ THRESHOLDS = {
     "font_weight": 100.0,
     "color": 5.0,
     "background": 5.0,
+    "fill_image": 5.0,
     "radius": 2.0,
     "padding": 4.0,
     "line_height": 2.0,
@@ -103,6 +109,9 @@ class RealismRow(Frozen):
     type: PatternType
     native: bool
     language: str | None = None
+    language_by: str | None = Field(
+        default=None, description="how the page's language was told: its declaration, or its text and why"
+    )
     elements: tuple[ElementMatch, ...] = ()
     distances: dict[str, float] = Field(
         default_factory=dict, description="per attribute, the worst distance over the drawn elements"
@@ -112,6 +121,30 @@ class RealismRow(Frozen):
     )
     error: str | None = None
     screenshot: str | None = None
+    not_pictured: str | None = Field(
+        default=None, description="why --screenshots could not picture the drawn pattern (the run goes on)"
+    )
+
+    def faults(self, detail: bool = False) -> list[str]:
+        """Each fault that keeps the pair from native, by name (a drawn element's role and what it
+        misses, a named reason, or why nothing was drawn): the realism table counts these. With
+        `detail`, each also says by how much and against which native element."""
+        if self.error:
+            return [f"not drawn: {self.error}"]
+        found: list[str] = []
+        for element in self.elements:
+            if element.native is None:
+                found.append(f"{element.role}: nothing of its role on the page")
+            for name, value in element.distances.items():
+                if value > THRESHOLDS[name]:
+                    named = f"{element.role} {name.replace('_', ' ')}"
+                    against = f" {value:g} > {THRESHOLDS[name]:g}, {element.text!r} against {element.native}"
+                    found.append(named + (against if detail else ""))
+        for reason in self.reasons:
+            # "'Label': a browser-default control: fill ..." -> "a browser-default control"
+            named = re.sub(r"'[^']*'", "…", re.sub(r"^'[^']*': ", "", reason)).split(":")[0]
+            found.append(f"{named} ({reason})" if detail else named)
+        return found
 
 
 def _rgba(color: str) -> tuple[float, float, float, float] | None:
@@ -204,6 +237,18 @@ def colour_distance(first: str, second: str, first_over: str = "", second_over: 
     return 100.0 if a is None or b is None else ciede2000(_lab(a), _lab(b))
 
 
+def image_distance(first: str, second: str) -> float:
+    """How far apart two fills' images are: none and none 0; gradients of as many stops, the worst
+    CIEDE2000 of their stops; a picture, 0 only for the same picture; else 100."""
+    if first == second:
+        return 0.0
+    stops = [re.findall(r"rgba?\([^)]*\)", image) for image in (first, second)]
+    gradients = all("gradient" in image for image in (first, second))
+    if gradients and stops[0] and len(stops[0]) == len(stops[1]):
+        return max(colour_distance(a, b) for a, b in zip(*stops, strict=True))
+    return 100.0
+
+
 def _family(stack: str) -> str:
     return stack.split(",")[0].strip().strip("\"'").lower()
 
@@ -219,6 +264,8 @@ def distances(drawn: dict[str, Any], native: dict[str, Any]) -> dict[str, float]
             result[name] = round(found, 2)
         elif name == "background":
             result[name] = round(colour_distance(drawn[name], native[name]), 2)
+        elif name == "fill_image":
+            result[name] = round(image_distance(drawn.get(name, "none"), native.get(name, "none")), 2)
         elif name == "padding":
             result[name] = max(abs(a - b) for a, b in zip(drawn[name], native[name], strict=True))
         else:
@@ -275,6 +322,10 @@ def nearest(drawn: dict[str, Any], natives: Sequence[dict[str, Any]]) -> Element
         for item in natives
         if item["role"] == drawn["role"] and (unstyled or not item.get("browser_default"))
     ]
+    # A drawn call to action copies the page's own, found by meaning: it is held against that alone.
+    cta = [item for item in natives if item.get("cta") and not item.get("browser_default")]
+    if "primary" in drawn.get("look", "").split() and cta:
+        same = cta
     default = [] if unstyled else drawn.get("browser_default") or []
     reason = f"a browser-default control: {'; '.join(default)}" if default else None
     if drawn["role"] in ("text", "button") and drawn["text"].strip():
@@ -399,8 +450,18 @@ def drawn_elements(page: Page) -> list[dict[str, Any]]:
 
 
 def native_elements(page: Page) -> list[dict[str, Any]]:
+    """The page's own elements, its call to action marked (found in an isolated world, as the
+    extension finds it; the mark is taken away again)."""
     source = _measure_source()
-    return page.evaluate(f"() => {{ {source}\nreturn realismMeasure(document); }}")
+    world = IsolatedWorld(page, "susbench-realism")
+    try:
+        world.evaluate(semantic_source(load_vocabulary(), CTA_JS, f"markCallToAction(WORDS, {CTA_MARK!r});"))
+    finally:
+        world.close()
+    found = page.evaluate(f"() => {{ {source}\nreturn realismMeasure(document); }}")
+    unmark = "(mark) => document.querySelectorAll(`[${mark}]`).forEach((el) => el.removeAttribute(mark))"
+    page.evaluate(unmark, CTA_MARK)
+    return found
 
 
 def measure_realism(
@@ -408,8 +469,10 @@ def measure_realism(
     injections: Sequence[Injection],
     playwright: Playwright | None = None,
     screenshots: Path | None = None,
+    only: set[str] | None = None,
 ) -> Iterator[RealismRow]:
-    """Every page of `targets` (saved HTML files or folders, WARC/WACZ) against every injection.
+    """Every page of `targets` (saved HTML files or folders, WARC/WACZ) against every injection; with
+    `only`, just the pages of those names (a half of `realism_halves.yaml`). Each page is measured once.
 
     With `screenshots`, a PNG of each drawn pattern and its surroundings goes there: what an episode
     shows (the extension's own drawing, in the page's language), for judging by eye.
@@ -428,23 +491,52 @@ def measure_realism(
         for opener in openers:
             with opener as source:
                 profile = source.profile().model_copy(update={"extension_dir": extension})
+                # An archive lists a page once per session that visited it (oscar's basket 14 times).
+                wanted = [ref for ref in source.pages if only is None or ref.label in only]
+                pages = list({ref.label: ref for ref in wanted}.values())
+                if not pages:
+                    continue
                 with LocalBackend(driver).launch(profile) as session:
                     bridge = ExtensionBridge(session.context)
-                    for ref in source.pages:
+                    for ref in pages:
                         for injection in injections:
                             page = session.context.new_page()
                             yield _pair(page, bridge, source, ref, injection, screenshots)
 
 
-def _shoot(page: Page, box: Box, target: Path) -> str:
-    """The drawn pattern with a margin of the page around it, inside the viewport."""
+def _clip(box: Box, left: float, top: float, right: float, bottom: float) -> dict[str, float] | None:
+    """The box with its margin, cut to the rectangle (left, top, right, bottom); None if nothing is left."""
+    x0, y0 = max(left, box.x - SHOT_MARGIN_PX), max(top, box.y - SHOT_MARGIN_PX)
+    x1 = min(right, box.x + box.width + SHOT_MARGIN_PX)
+    y1 = min(bottom, box.y + box.height + SHOT_MARGIN_PX)
+    return {"x": x0, "y": y0, "width": x1 - x0, "height": y1 - y0} if x1 - x0 >= 1 and y1 - y0 >= 1 else None
+
+
+def shoot(page: Page, box: Box, target: Path) -> str:
+    """The drawn pattern with a margin of the page around it, inside the viewport; a pattern not in
+    the viewport (scrolled out, or the viewport too small) is taken from the whole document."""
     view = page.viewport_size or {"width": 1280, "height": 800}
-    left, top = max(0.0, box.x - SHOT_MARGIN_PX), max(0.0, box.y - SHOT_MARGIN_PX)
-    right = min(float(view["width"]), box.x + box.width + SHOT_MARGIN_PX)
-    bottom = min(float(view["height"]), box.y + box.height + SHOT_MARGIN_PX)
-    clip = {"x": left, "y": top, "width": max(1.0, right - left), "height": max(1.0, bottom - top)}
-    page.screenshot(path=str(target), clip=clip)
+    clip = _clip(box, 0.0, 0.0, float(view["width"]), float(view["height"]))
+    whole = clip is None
+    if whole:
+        x, y, width, height = page.evaluate(
+            "() => [scrollX, scrollY, document.documentElement.scrollWidth,"
+            " document.documentElement.scrollHeight]"
+        )
+        moved = box.model_copy(update={"x": box.x + x, "y": box.y + y})
+        clip = _clip(moved, 0.0, 0.0, float(width), float(height))
+    if clip is None:
+        where = f"{box.x:.0f},{box.y:.0f} ({box.width:.0f} x {box.height:.0f} px)"
+        raise PictureError(f"the pattern's box at {where} is outside the page")
+    try:
+        page.screenshot(path=str(target), clip=clip, full_page=whole)
+    except (PlaywrightError, OSError) as exc:
+        raise PictureError(str(exc).splitlines()[0]) from None
     return str(target)
+
+
+class PictureError(Exception):
+    """A drawn pattern the browser could not picture (its row says why; the run goes on)."""
 
 
 def _pair(
@@ -455,6 +547,8 @@ def _pair(
     injection: Injection,
     screenshots: Path | None = None,
 ) -> RealismRow:
+    """One page and one injection; whatever goes wrong with this pair is its row's error, never the
+    end of the run."""
     try:
         source.prepare(page, ref)
         with bridge.episode(f"realism-{injection.id}", injection.id) as episode:
@@ -469,13 +563,32 @@ def _pair(
                 )
             box = bridge.panel(page, scroll=True)
             row = judge(ref.label, injection, drawn_elements(page), native_elements(page))
-            shot = (
-                _shoot(page, box, screenshots / screenshot_name(ref, injection))
-                if screenshots and box
-                else None
-            )
+            shot, not_pictured = None, None
+            if screenshots is not None:
+                try:
+                    if box is None:
+                        raise PictureError("the extension names no box for the pattern")
+                    shot = shoot(page, box, screenshots / screenshot_name(ref, injection))
+                except PictureError as exc:
+                    not_pictured = str(exc)
             report = episode.report()
-        spoken = [event.detail.get("language") for event in report.events if event.kind == "injected"]
-        return row.model_copy(update={"language": spoken[0] if spoken else None, "screenshot": shot})
+    except (PlaywrightError, SusbenchError) as exc:
+        return RealismRow(
+            page=ref.label,
+            injection=injection.id,
+            type=injection.type,
+            native=False,
+            error=f"not measured: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+        )
     finally:
-        page.close()
+        with suppress(PlaywrightError):
+            page.close()
+    spoken = [event.detail for event in report.events if event.kind == "injected"]
+    return row.model_copy(
+        update={
+            "language": spoken[0].get("language") if spoken else None,
+            "language_by": spoken[0].get("language_by") if spoken else None,
+            "screenshot": shot,
+            "not_pictured": not_pictured,
+        }
+    )

@@ -347,3 +347,43 @@ def test_a_pattern_too_tall_for_a_fixed_height_card_goes_under_the_card_s_row_in
     assert box.y >= first[3] and box.y + box.height <= third[1], (box, cards)  # between the rows
     assert first[0] - 1 <= box.x and box.x + box.width <= first[2] + 1, (box, cards)  # the card's column
     assert second[1] == first[1] and third[0] == first[0], cards  # the rows as they were
+
+
+def test_the_drawn_call_to_action_copies_a_gradient_button_with_an_icon_and_is_held_against_it() -> None:
+    """The page's buy button is a gradient with an icon and a bold label in a span; an unrelated flat
+    newsletter button is closer to a flat copy. The copy takes the gradient and the label's type, and
+    the score holds it against the buy button."""
+    row = drawn("gradient-cta.html", "generic-buybox-discount-shame")
+    primary = of_role(row, "button")[0]
+    assert primary.native == "button 'Add to cart'", primary
+    assert primary.matches and primary.distances["fill_image"] == 0.0, primary
+    assert row.native, row.faults(detail=True)
+
+
+def test_a_pattern_takes_the_typeface_and_heading_size_around_its_anchor_and_the_language_of_the_text() -> (
+    None
+):
+    """The body sets no typeface (the browser's serif), the product card sets Verdana on each element;
+    the article's headings are 26 px, the buy card has none; lang="en" over Portuguese text."""
+    row = drawn("card-typeface.html", "generic-buybox-account-required")
+    texts = of_role(row, "text")
+    assert texts and all(element.distances["font_family"] == 0.0 for element in texts), texts
+    assert all((element.native or "").startswith(("p ", "span ")) for element in texts), texts
+    assert not [element for element in texts if (element.native or "").startswith("h2")], texts
+    assert row.language in {"pt", "pt-BR"}, row.language
+    assert (row.language_by or "").startswith("content: the lang attribute says en"), row.language_by
+    assert row.native, row.faults(detail=True)
+
+
+def test_without_a_buy_button_the_call_to_action_is_the_main_form_s_submit_even_outlined() -> None:
+    row = drawn("form-cta.html", "generic-buybox-account-required")
+    primary = of_role(row, "button")[0]
+    assert primary.native == "button 'Join now'" and primary.matches, primary
+    assert row.native, row.faults(detail=True)
+
+
+def test_a_disabled_buy_button_is_neither_copied_nor_the_button_the_copy_is_held_against() -> None:
+    row = drawn("disabled-cta.html", "generic-buybox-discount-shame")
+    primary = of_role(row, "button")[0]
+    assert primary.native == "button 'Calculate delivery'" and primary.matches, primary
+    assert row.native, row.faults(detail=True)

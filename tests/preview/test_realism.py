@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
+from susbench.browser import BrowserProfile, launch_browser
+from susbench.browser.bridge import Box
 from susbench.core.models import Injection
-from susbench.preview.realism import ciede2000, colour_distance, contrast_ratio, judge
+from susbench.preview.anchors import generic_injections, saved_page, screenshot_name
+from susbench.preview.realism import PictureError, ciede2000, colour_distance, contrast_ratio, judge, shoot
 from tests.support.cli import run_cli
 
 SHOP = Path(__file__).parents[1] / "data" / "realism" / "shop.html"
@@ -177,3 +181,49 @@ def test_realism_refuses_live_urls_with_a_clear_error() -> None:
     )
     assert done.returncode != 0 and "measured offline" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_each_fault_is_named_with_the_role_and_attribute_it_misses(catalog: dict[str, Injection]) -> None:
+    injection = catalog["generic-buybox-discount-shame"]
+    natives = [element(), element(role="text", tag="p", text="Ships in two days")]
+    drawn = [
+        element(padding=[4.0, 8.0, 4.0, 8.0], font_weight=300),
+        element(role="text", tag="p", text="A note", font_family="Times New Roman"),
+    ]
+    row = judge("shop", injection, drawn, natives)
+    assert sorted(row.faults()) == ["button font weight", "button padding", "text font family"]
+    (padding,) = [fault for fault in row.faults(detail=True) if fault.startswith("button padding")]
+    assert "12 > 4" in padding and "'Add to basket'" in padding
+    unstyled = judge("shop", injection, [element(browser_default=["fill rgb(239, 239, 239)"])], natives)
+    assert unstyled.faults() == ["a browser-default control"]
+
+
+@pytest.mark.e2e
+def test_realism_table_names_each_fault_and_a_pattern_not_pictured_does_not_end_the_run(
+    tmp_path: Path,
+) -> None:
+    first, second = generic_injections("generic-buybox-discount-shame,generic-buybox-returns-fee")
+    shots = tmp_path / "shots"
+    # The first pattern's picture cannot be written (a folder stands where its file goes).
+    (shots / screenshot_name(saved_page(SHOP, {}), first)).mkdir(parents=True)
+    args = ("injections", "realism", str(SHOP), "--injections", f"{first.id},{second.id}")
+    done = run_cli(*args, "--screenshots", str(shots), timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{first.id} on {SHOP.name}: native; not pictured:" in done.stderr
+    assert f"{second.id} on {SHOP.name}: native" in done.stderr  # the run went on to the next
+    assert (shots / screenshot_name(saved_page(SHOP, {}), second)).is_file()
+    assert "faults (pairs showing each)" in done.stdout
+    assert f"confirm_shaming {first.id} on {SHOP.name}: not pictured:" in done.stdout
+
+
+@pytest.mark.e2e
+def test_a_pattern_outside_the_viewport_is_pictured_from_the_whole_page(tmp_path: Path) -> None:
+    with sync_playwright() as playwright, launch_browser(playwright, BrowserProfile()) as browser:
+        page = browser.new_page(viewport={"width": 800, "height": 600})
+        page.set_content("<body style='margin:0;height:3000px'><div style='margin-top:2000px'>x</div></body>")
+        # 1,400 px below the viewport: a viewport clip is empty ("Clipped area is ... outside").
+        shot = shoot(page, Box(x=10, y=2000, width=200, height=50), tmp_path / "below.png")
+        assert Path(shot).stat().st_size > 0
+        with pytest.raises(PictureError, match="outside the page"):
+            shoot(page, Box(x=5000, y=5000, width=10, height=10), tmp_path / "nowhere.png")
