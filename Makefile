@@ -68,7 +68,7 @@ packages:
 # Tools the tests drive outside .venv (pywb, py-wacz, Browser Use, ReplayWeb.page), in the cache
 # (~/.cache/susbench): made once per machine, tests never install.
 tools: $(STAMP) packages
-	$(BIN)/python -m tests.tools
+	$(BIN)/python -m tools.install_tools
 
 # BrowserGym's own virtualenv (it pins Playwright 1.44): made once, re-made when its package changes.
 browsergym: $(STAMP)

@@ -37,7 +37,7 @@ from susbench.replayer.factory import replay_server
 from susbench.replayer.service import ReplayService
 from susbench.results.store import Store
 from susbench.snapshot import Snapshot
-from tests.fixtures.browsergym import Driver
+from tests.support.browsergym import Driver
 
 TASKS = ("threadline-scarf-cart", "bazaarly-blanket-cart")
 KEY_VARIABLE = "BENCH_MODEL_KEY"

@@ -28,7 +28,7 @@ from susbench.browser import LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge
 from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.web import LocalWeb
-from tests.fixtures.extension import build_extension_at
+from tests.support.extension import build_extension_at
 
 PAGE = "https://voltcart.test/item/aero-14-laptop"
 INJECTION = "voltcart-item-protection-plan"

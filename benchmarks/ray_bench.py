@@ -31,7 +31,7 @@ from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_ben
 from susbench.controller.pool import LocalProcessPool
 from susbench.distributed import RayCluster
 from susbench.results.store import EpisodeRecord
-from tests.fixtures.processes import MARK_VARIABLE, Watch, new_mark
+from tests.support.processes import MARK_VARIABLE, Watch, new_mark
 
 MIB = 1024 * 1024
 

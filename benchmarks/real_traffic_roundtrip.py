@@ -1,6 +1,6 @@
 """The recorder on real traffic: each real archive in ../shared/realdata/warc/ served as the live
-site (tests/origin_server.py), recorded with `susbench record`, and the new recording's replay set
-beside the original's, page by page (tests/real_traffic.py does the work; this prints the table).
+site (tests/support/origin_server.py), recorded with `susbench record`, and the new recording's replay set
+beside the original's, page by page (tests/support/real_traffic.py does the work; this prints the table).
 
 Run: .venv/bin/python benchmarks/real_traffic_roundtrip.py [--out benchmarks/results/real-traffic-DATE.md]
 """
@@ -18,8 +18,8 @@ from playwright.sync_api import sync_playwright
 
 from susbench.browser import chromium_version, find_chromium
 from susbench.replayer.service import Coverage
-from tests.fixtures.shared import realdata_dir
-from tests.real_traffic import MATCH_BELOW, RoundTrip, round_trip
+from tests.support.real_traffic import MATCH_BELOW, RoundTrip, round_trip
+from tests.support.shared import realdata_dir
 
 ARCHIVES = ("books.toscrape.warc", "lil-projects.warc.gz", "wwwgooglecom.warc.gz")
 
@@ -104,8 +104,9 @@ def main() -> None:
         f"# The recorder on real traffic, {datetime.date.today().isoformat()}",
         "",
         "Each real archive of `../shared/realdata/warc/` (node-warc, js-wacz, puppeteer-warc; MIT) served",
-        "as the live site by `tests/origin_server.py` (one loopback port, HTTP and HTTPS, every host of the",
-        "archive, a throwaway CA per run; bodies gzip- or brotli-encoded as the site sent them), recorded",
+        "as the live site by `tests/support/origin_server.py` (one loopback port, HTTP and HTTPS, every",
+        "host of the archive, a throwaway CA per run; bodies gzip- or brotli-encoded as the site sent them),",
+        "recorded",
         "with `susbench record URL --resolve HOST:PORT=127.0.0.1:ORIGIN ... --upstream-ca CA`; then the",
         "original (imported as `susbench snapshot import` does) and the new recording replayed by the",
         "project's replayer (proxy mode, offline) in Chromium, a fresh context per page, settled as",

@@ -39,7 +39,6 @@ from warcio.warcwriter import WARCWriter
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.replay_anchors import (
-    ROOT,
     ensure_apt,
     free_ports,
     mitm_record_command,
@@ -55,6 +54,7 @@ from benchmarks.replay_anchors import (
 from susbench.browser import BrowserProfile, chromium_version, find_chromium
 from susbench.core.certs import mitmproxy_ca_pin
 from susbench.core.models import PageCapture, SnapshotManifest
+from susbench.core.paths import REPO_ROOT
 from susbench.recorder.proxy import RecordingProxy
 from susbench.replayer.check import launch_browser
 from susbench.replayer.proxy import ca_confdir
@@ -233,7 +233,7 @@ def memory_probe(snapshot: Path, mode: str) -> dict[str, float]:
         [sys.executable, "-c", MEMORY_PROBE, str(snapshot), mode, str(PROBE_REQUESTS)],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        cwd=REPO_ROOT,
         check=True,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -309,7 +309,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=30)
     parser.add_argument("--page", default="https://voltcart.test/")
     parser.add_argument("--big-mb", type=int, default=1024)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "results")
     args = parser.parse_args()
     ensure_apt("nginx", "wrk")
     load_before = os.getloadavg()

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from susbench.core.paths import REPO_ROOT
 from susbench.results.store import Store
-from tests.fixtures.processes import ProcessInfo, Watch, descendants, marked_env, new_mark
+from tests.support.processes import ProcessInfo, Watch, descendants, marked_env, new_mark
 
 KIB = 1024
 MIB = 1024 * KIB

@@ -1,21 +1,16 @@
-"""Shared fixtures come from per-part plugin modules so each part owns its own."""
+"""The fixtures every part may take come from the plugin modules below (tests/support/); a part's own
+fixtures are in its folder's conftest.py (tests/<part>/conftest.py)."""
 
 pytest_plugins = [
-    "tests.fixtures.tiers",
-    "tests.fixtures.evidence",
-    "tests.fixtures.web",
-    "tests.fixtures.replay",
-    "tests.fixtures.snapshot",
-    "tests.fixtures.extension",
-    "tests.fixtures.shared",
-    "tests.fixtures.container",
-    "tests.fixtures.wacz_tools",
-    "tests.fixtures.fuzzing",
-    "tests.fixtures.replaywebpage",
-    "tests.fixtures.agents",
-    "tests.fixtures.browsergym",
-    "tests.fixtures.local_model",
-    "tests.fixtures.ray_cluster",
-    "tests.fixtures.unseen_shop",
-    "tests.fixtures.people",
+    "tests.support.tiers",
+    "tests.support.evidence",
+    "tests.support.web",
+    "tests.support.snapshot",
+    "tests.support.extension",
+    "tests.support.shared",
+    "tests.support.fuzzing",
+    "tests.support.agents",
+    "tests.support.local_model",
+    "tests.support.unseen_shop",
+    "tests.support.people",
 ]
