@@ -30,7 +30,7 @@ START_TIMEOUT_S = 60.0
 COMMAND_TIMEOUT_S = 600.0
 
 
-def _tree_digest(*paths: Path) -> str:
+def tree_digest(*paths: Path) -> str:
     """A digest of files' names and bytes (what a stamp is made from)."""
     digest = hashlib.sha256()
     for root in paths:
@@ -68,8 +68,8 @@ class OscarDriver:
     def _wanted(self) -> dict[str, str]:
         return {
             "version": self.spec.version,
-            "requirements": _tree_digest(self.requirements),
-            "settings": _tree_digest(self.site / "fernhill" / "settings.py"),
+            "requirements": tree_digest(self.requirements),
+            "settings": tree_digest(self.site / "fernhill" / "settings.py"),
         }
 
     def installed(self) -> bool:

@@ -9,6 +9,7 @@ from susbench.apps.spec import find_spec
 
 DRIVERS = {
     "oscar": "susbench.apps.oscar:OscarDriver",
+    "pretix": "susbench.apps.pretix:PretixDriver",
 }
 
 
