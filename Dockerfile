@@ -1,11 +1,13 @@
 # SusBench Replay's containerized browser: Debian's Chromium with the pinned font set, the project
-# with its injection extension built in, and `susbench browser serve` (Chromium + CDP + the offline
-# replayer, reached only through a mounted unix socket) as the one command.
+# installed as a wheel (its data inside it, as `pip install` gives it) with its injection extension
+# built in, and `susbench browser serve` (Chromium + CDP + the offline replayer, reached only
+# through a mounted unix socket) as the default command. Any other command runs too:
+#   docker run --rm IMAGE susbench demo --tasks 'voltcart-*' --no-local-model
 #
 #   docker build -t susbench-browser .             # where debian:bookworm-slim can be pulled
 #   susbench image base && susbench image build    # no registry: a debootstrap base, then this file
 ARG BASE=debian:bookworm-slim
-FROM ${BASE}
+FROM ${BASE} AS runtime
 
 # The same Chromium and fonts as the host path (`susbench browser --install`), pinned, so a page
 # gives the same pixels in the container and on a bookworm host with these versions.
@@ -42,18 +44,27 @@ print("\n".join(p["build-system"]["requires"] + p["project"]["dependencies"]))' 
  && pip install --no-cache-dir --disable-pip-version-check -r /tmp/requirements.txt \
  && rm -f /tmp/requirements.txt /tmp/build-ca.pem
 
-COPY . .
-RUN pip install --no-cache-dir --disable-pip-version-check --no-deps --no-build-isolation -e . \
- && SUSBENCH_HOME=/tmp/susbench-build susbench extension build --out /opt/susbench/extension \
- && chmod -R a+rX /opt/susbench/extension \
- && rm -rf /tmp/susbench-build
-
+# In this stage, where the pins' ARGs are in scope; the image inherits the labels.
 ARG SUSBENCH_VERSION=0.1.0
 LABEL org.opencontainers.image.title="susbench-browser" \
       org.opencontainers.image.description="Chromium + injection extension + offline replayer for SusBench Replay" \
       org.opencontainers.image.version="${SUSBENCH_VERSION}" \
       io.susbench.chromium="${CHROMIUM_VERSION}" \
       io.susbench.fonts="fonts-dejavu-core=${FONTS_DEJAVU_CORE_VERSION} fonts-liberation=${FONTS_LIBERATION_VERSION}"
+
+# The wheel, built from the checkout in a stage of its own: the image gets the wheel, not the sources.
+FROM runtime AS wheel
+COPY . .
+RUN pip wheel --no-cache-dir --disable-pip-version-check --no-deps --no-build-isolation \
+      --wheel-dir /opt/susbench/wheel .
+
+FROM runtime
+COPY --from=wheel /opt/susbench/wheel /tmp/wheel
+RUN pip install --no-cache-dir --disable-pip-version-check --no-deps /tmp/wheel/*.whl \
+ && rm -rf /tmp/wheel /opt/susbench/src \
+ && SUSBENCH_HOME=/tmp/susbench-build susbench extension build --out /opt/susbench/extension \
+ && chmod -R a+rX /opt/susbench/extension \
+ && rm -rf /tmp/susbench-build
 
 ENV SUSBENCH_EXTENSION=/opt/susbench/extension
 USER susbench

@@ -4,6 +4,7 @@
 #   make test   -> the same set-up, then the whole test suite (end-to-end tests included), in
 #                  $(WORKERS) processes (pytest-xdist; a module, or all container modules, per process)
 #   make check  -> ruff, then every test that needs no browser, container or X server (the inner loop)
+#   make docs   -> the documentation site (MkDocs, strict: a broken link or a missing page fails) in site/
 PYTHON ?= python3
 # Python writes each module's bytecode on first import, so the suite's hundreds of processes (workers,
 # command lines, tools' virtualenvs) compile it once, not each at every start: a machine that sets
@@ -17,7 +18,7 @@ STAMP := $(VENV)/.installed
 # 1,266 s (benchmarks/results/suite-2026-12-05.md).
 WORKERS ?= 4
 
-.PHONY: setup demo test check lint format browser engine packages tools browsergym local-model apps
+.PHONY: setup demo test check docs lint format browser engine packages tools browsergym local-model apps bench-smoke
 
 setup: $(STAMP) browser
 
@@ -37,9 +38,15 @@ browser: $(STAMP)
 demo: setup local-model
 	$(BIN)/susbench demo
 
-# The slowest tests are listed at the end, so every run (CI's too) profiles the suite.
-test: setup engine tools browsergym local-model apps
+# The slowest tests are listed at the end, so every run (CI's too) profiles the suite. The docs are
+# built first: CI runs only this target, and a broken link in them fails it.
+test: setup engine tools browsergym local-model apps docs
 	$(BIN)/python -m pytest -n $(WORKERS) --durations=25
+
+# Every benchmark in its smallest mode (benchmarks/smoke.py lists them; an unlisted script fails):
+# that each still runs, not its figures. The replay benchmark's ratios are printed in the log.
+bench-smoke: setup engine tools browsergym local-model
+	$(BIN)/python benchmarks/smoke.py
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
 # The fast tier reads archives with py-wacz and cdxj-indexer too, so it needs the tools' virtualenvs.
@@ -61,7 +68,7 @@ engine: $(STAMP)
 	ci/podman-service.sh ensure $(BIN)/susbench
 	ci/build-image.sh $(BIN)/python
 
-# Debian packages beyond Chromium: Xvfb and X input, the remote seat's VNC stack, npm.
+# Debian packages beyond Chromium: Xvfb and X input, the remote seat's VNC stack, npm, WordPress's stack.
 packages:
 	ci/test-packages.sh
 
@@ -74,12 +81,16 @@ tools: $(STAMP) packages
 browsergym: $(STAMP)
 	$(BIN)/susbench agents install-browsergym
 
+# Material for MkDocs prints a banner about MkDocs 2 on every build; the variable it names hides it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # The real web applications (susbench apps), each from its package registry into
 # ~/.cache/susbench/apps/<app>; an installed app costs nothing. `make app-oscar` installs one.
-apps: $(STAMP)
+apps: $(STAMP) packages
 	$(BIN)/susbench apps install
 
-app-%: $(STAMP)
+app-%: $(STAMP) packages
 	$(BIN)/susbench apps install $*
 
 lint: $(STAMP)

@@ -39,9 +39,9 @@ from susbench.catalog.tasks import load_tasks
 from susbench.controller import default_snapshot
 from susbench.operators import OperatorSettings
 from susbench.operators.base import Limits, SubjectContext
+from susbench.records.trace import StepRecord
 from susbench.replayer.factory import replay_server
 from susbench.replayer.service import ReplayService
-from susbench.results.trace import StepRecord
 from susbench.snapshot import Snapshot
 
 TASKS = ("voltcart-mouse-cart", "threadline-tee-size-s-cart", "taskflow-enterprise-cart")

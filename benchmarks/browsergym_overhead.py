@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from datetime import date
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tests.
 
 from susbench.agents.servers import ScriptedPolicy, model_server
 from susbench.agents.walker import record_demonstrations

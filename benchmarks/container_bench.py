@@ -42,7 +42,7 @@ from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import SnapshotFacts, snapshot_facts
 from susbench.controller.run import load_materials
 from susbench.core.digests import tree_sha256
-from susbench.results.store import EpisodeRecord
+from susbench.records.episode import EpisodeRecord
 
 BACKENDS = ("local", "container-warm", "container-fresh")
 

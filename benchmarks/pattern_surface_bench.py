@@ -19,10 +19,13 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Playwright, sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fixtures
 
 from susbench.browser import LocalBackend, routed_profile
 from susbench.browser.bridge import ExtensionBridge

@@ -20,17 +20,20 @@ import json
 import math
 import os
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tests.
 
 from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
 from susbench.controller.pool import LocalProcessPool
 from susbench.distributed import RayCluster
-from susbench.results.store import EpisodeRecord
+from susbench.records.episode import EpisodeRecord
 from tests.support.processes import MARK_VARIABLE, Watch, new_mark
 
 MIB = 1024 * 1024

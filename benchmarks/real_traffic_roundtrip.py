@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tests.
 
 from susbench.browser import chromium_version, find_chromium
 from susbench.replayer.service import Coverage

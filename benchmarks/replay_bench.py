@@ -67,6 +67,7 @@ CLOCK_SEED_MS = 1_795_971_600_000
 SETTLE_MS = 3000
 WARMUP = 2
 WRK = ["wrk", "-c64", "-t2", "-d10s"]
+WRK_SMOKE = ["wrk", "-c64", "-t2", "-d1s"]
 SYNTHETIC_BODY = 256 * 1024
 PROBE_REQUESTS = 1000
 SUSBENCH = [sys.executable, "-m", "susbench"]
@@ -160,12 +161,12 @@ def page_loads(
     )
 
 
-def wrk(port: int, target: str, host: str, work: Path) -> tuple[float, int]:
+def wrk(port: int, target: str, host: str, work: Path, command: list[str]) -> tuple[float, int]:
     """req/s and non-2xx count; `target` is origin-form, or absolute-form for the proxies."""
     script = work / f"wrk-{port}.lua"
     script.write_text(f'wrk.path = "{target}"\nwrk.headers["Host"] = "{host}"\n')
     out = subprocess.run(
-        [*WRK, "-s", str(script), f"http://127.0.0.1:{port}"], capture_output=True, text=True
+        [*command, "-s", str(script), f"http://127.0.0.1:{port}"], capture_output=True, text=True
     )
     rate = re.search(r"Requests/sec:\s+([\d.]+)", out.stdout)
     errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out.stdout)
@@ -253,26 +254,30 @@ def ratio(value: float, base: float) -> str:
     return f"{value / base:.2f}" if base else "-"
 
 
-def throughput_section(ports: dict[str, int], target: str, work: Path) -> list[str]:
-    """wrk against every server, one after another; ratios vs pywb."""
+def throughput_section(ports: dict[str, int], target: str, work: Path, command: list[str]) -> list[str]:
+    """wrk against every server, one after another; ratios vs nginx and vs pywb."""
     host = urlsplit(target).hostname or ""
     origin_form = "/" + target.split("/", 3)[3]
     runs = {
-        "nginx": wrk(ports["nginx_plain"], origin_form, host, work),
-        "our direct replay": wrk(ports["direct"], origin_form, host, work),
-        "our proxy replay": wrk(ports["proxy"], target, host, work),
-        "mitmdump server replay": wrk(ports["mitm"], target, host, work),
-        "pywb proxy mode": wrk(ports["pywb"], target, host, work),
+        "nginx": wrk(ports["nginx_plain"], origin_form, host, work, command),
+        "our direct replay": wrk(ports["direct"], origin_form, host, work, command),
+        "our proxy replay": wrk(ports["proxy"], target, host, work, command),
+        "mitmdump server replay": wrk(ports["mitm"], target, host, work, command),
+        "pywb proxy mode": wrk(ports["pywb"], target, host, work, command),
     }
     pywb = runs["pywb proxy mode"][0]
+    nginx = runs["nginx"][0]
     lines = [
         "",
-        f"Throughput: `{' '.join(WRK)}`, GET {target} (Host {host}; absolute-form through the proxies).",
+        f"Throughput: `{' '.join(command)}`, GET {target} (Host {host}; absolute-form through the proxies).",
         "",
-        "| throughput | req/s | vs pywb | non-2xx |",
-        "|---|---|---|---|",
+        "| throughput | req/s | vs nginx | vs pywb | non-2xx |",
+        "|---|---|---|---|---|",
     ]
-    lines += [f"| {name} | {rate:,.0f} | {ratio(rate, pywb)} | {bad} |" for name, (rate, bad) in runs.items()]
+    lines += [
+        f"| {name} | {rate:,.0f} | {ratio(rate, nginx)} | {ratio(rate, pywb)} | {bad} |"
+        for name, (rate, bad) in runs.items()
+    ]
     return lines
 
 
@@ -310,7 +315,14 @@ def main() -> None:
     parser.add_argument("--page", default="https://voltcart.test/")
     parser.add_argument("--big-mb", type=int, default=1024)
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "benchmarks" / "results")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the smallest run (1 load, wrk for 1 s, a 10 MB big snapshot): that it still runs, not a figure",
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.loads, args.big_mb = 1, 10
     ensure_apt("nginx", "wrk")
     load_before = os.getloadavg()
     report = [f"# Replay benchmark {datetime.now(UTC):%Y-%m-%d %H:%M} UTC", ""]
@@ -412,7 +424,7 @@ def main() -> None:
             with suppress(PlaywrightError):
                 browser.close()
 
-        report += throughput_section(ports, target, work)
+        report += throughput_section(ports, target, work, WRK_SMOKE if args.smoke else WRK)
 
     report += memory_section(args.big_mb)
     load_after = os.getloadavg()
@@ -424,7 +436,8 @@ def main() -> None:
     text = "\n".join(report) + "\n"
     print(text)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"replay-{datetime.now(UTC):%Y-%m-%d}.md").write_text(text)
+    kind = "-smoke" if args.smoke else ""
+    (args.out / f"replay{kind}-{datetime.now(UTC):%Y-%m-%d}.md").write_text(text)
 
 
 if __name__ == "__main__":

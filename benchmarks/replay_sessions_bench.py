@@ -33,6 +33,9 @@ from susbench.snapshot import IndexEntry, Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE_REV = "d69ea12"
+MOVED = {"susbench.errors": "susbench.core.errors", "susbench.loading": "susbench.core.loading",
+         "susbench.models": "susbench.core.models"}  # fmt: skip
+"""Modules the floor-plan move (2026-12-01) put into susbench.core, as the base revision imports them."""
 Request = tuple[str, str, str | None]
 
 
@@ -41,6 +44,8 @@ def base_module(rev: str) -> types.ModuleType:
     source = subprocess.run(
         ["git", "show", f"{rev}:replayer/matching.py"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
+    for old, new in MOVED.items():
+        source = source.replace(f"from {old} import", f"from {new} import")
     module = types.ModuleType("matching_before_sessions")
     module.__file__ = str(ROOT / "replayer" / "matching.py")
     sys.modules[module.__name__] = module
@@ -77,6 +82,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--passes", type=int, default=20, help="passes over the requests per round")
     parser.add_argument("--base", default=BASE_REV, help="git revision of the index before sessions")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "benchmarks" / "results" / f"replay-sessions-{datetime.now(UTC):%Y-%m-%d}.md",
+    )
     args = parser.parse_args()
     path = default_snapshot()
     with Snapshot.open(path) as snapshot:
@@ -119,8 +129,7 @@ def main() -> None:
         )
     report = "\n".join(lines) + "\n"
     print(report)
-    out = ROOT / "benchmarks" / "results" / f"replay-sessions-{datetime.now(UTC):%Y-%m-%d}.md"
-    out.write_text(report, encoding="utf-8")
+    args.out.write_text(report, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tests.
+
 from susbench.core.paths import REPO_ROOT
 from susbench.results.store import Store
 from tests.support.processes import ProcessInfo, Watch, descendants, marked_env, new_mark

@@ -16,11 +16,14 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import sys
 import tempfile
 import tracemalloc
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks., tests.
 
 from benchmarks.soak import rss_mib
 from susbench.controller.environment import WorkerSetup
@@ -28,8 +31,8 @@ from susbench.controller.episode import EpisodeRunner
 from susbench.controller.options import RunOptions
 from susbench.controller.planning import EpisodeJob
 from susbench.controller.run import run_benchmark
+from susbench.records.episode import EpisodeRecord
 from susbench.replayer.service import CACHE_BYTES, ThreadedReplayServer
-from susbench.results.store import EpisodeRecord
 
 KIB = 1024
 

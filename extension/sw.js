@@ -9,14 +9,14 @@
 importScripts("urlpattern.js", "worker/scoring.js", "worker/signing.js", "store.js");
 
 const { urlMatches, withoutFragment } = pageHelper.urlpattern;
-const { evaluate } = pageHelper.scoring;
+const { score } = pageHelper.scoring;
 const { hex, canonical, hmacHex } = pageHelper.signing;
 const KEY = "ledger";
 let ledger = null;
 let chain = Promise.resolve();
 
 function blank() {
-  return { episode: null, events: [], docs: {}, exposed: false, moved: false, last_tab: null };
+  return { episode: null, events: [], docs: {}, exposed: false, moved: false, arrived: false, last_tab: null };
 }
 
 async function load() {
@@ -112,6 +112,11 @@ function offer(state, injection) {
 function hello(state, tabId, doc, url) {
   if (!state.episode) return { injection: null };
   state.docs[doc] = { matched: false };
+  // Where the flow went once it moved on (a navigation the browser started names no destination).
+  if (state.moved && !state.arrived) {
+    state.arrived = true;
+    record(state, "arrived", { url });
+  }
   const injection = injectionFor(state, url);
   if (!injection) return reply(state, {});
   state.docs[doc].matched = true;
@@ -120,13 +125,60 @@ function hello(state, tabId, doc, url) {
   return reply(state, offer(state, injection));
 }
 
+// How the browser committed each tab's latest main-frame navigation ({documentId, type, qualifiers,
+// url}), and who waits for the next one. A leaving document that started no navigation itself was left
+// by the browser (the address bar, a bookmark, reload or back and forward: `typed`, `reload`,
+// `forward_back`...) or by another document (`link`, `form_submit`...: a frame of the page setting
+// top.location, another window), which the operator's input in this document cannot have started.
+const commits = new Map();
+const commitWaiters = new Map();
+const BROWSER_TRANSITIONS = new Set(["typed", "auto_bookmark", "reload", "keyword", "keyword_generated", "generated", "start_page", "auto_toplevel"]);
+const BROWSER_QUALIFIERS = new Set(["forward_back", "from_address_bar"]);
+const COMMIT_WAIT_MS = 2000;
+
+chrome.webNavigation.onCommitted.addListener((details) => {
+  if (details.frameId !== 0) return;
+  const tab = String(details.tabId);
+  commits.set(tab, { documentId: details.documentId, type: details.transitionType, qualifiers: details.transitionQualifiers, url: details.url });
+  (commitWaiters.get(tab) || []).forEach((wake) => wake());
+  commitWaiters.delete(tab);
+});
+
+// The commit of the navigation that left document `left` in `tab`: the tab's latest commit of another
+// document, waited for when the leaving document's pagehide came first; null if none came in time (the
+// navigation did not commit: a download, a closed tab).
+async function commitAfter(tab, left) {
+  const deadline = Date.now() + COMMIT_WAIT_MS;
+  for (;;) {
+    const commit = commits.get(tab);
+    if (commit && commit.documentId !== left) return commit;
+    const wait = deadline - Date.now();
+    if (wait <= 0) return null;
+    await new Promise((wake) => {
+      commitWaiters.set(tab, [...(commitWaiters.get(tab) || []), wake]);
+      setTimeout(wake, wait);
+    });
+  }
+}
+
+// Who started a navigation the leaving document did not: the browser (the operator's own act), or
+// another document of the page.
+async function attributed(tab, left, message) {
+  if (message.via !== "elsewhere") return message;
+  const commit = await commitAfter(tab, left);
+  const browser = !commit || BROWSER_TRANSITIONS.has(commit.type) || commit.qualifiers.some((q) => BROWSER_QUALIFIERS.has(q));
+  if (browser) return { ...message, by: "operator", via: "browser" };
+  return { ...message, by: "page", via: `another document (${commit.type})`, to: commit.url };
+}
+
 // The page's own navigation to where the pattern is not (`away`) takes the pattern from the operator
 // before they decided: the scoring counts it as the page interfering.
 function leave(state, doc, message) {
   const known = state.docs[doc];
   if (!known || !known.matched) return;
   if (message.by === "operator") {
-    movedOn(state, "navigation", { from: message.url, started: message.via });
+    const to = typeof message.to === "string" ? { to: message.to } : {};
+    movedOn(state, "navigation", { from: message.url, started: message.via, ...to });
     return;
   }
   const to = typeof message.to === "string" ? message.to : null;
@@ -198,7 +250,7 @@ chrome.runtime.onMessage.addListener((message, sender, respond) => {
   let work;
   if (message.kind === "hello") work = update((state) => hello(state, tabId, doc, String(message.url)));
   else if (message.kind === "event") work = update((state) => pageEvent(state, doc, message));
-  else if (message.kind === "leave") work = update((state) => leave(state, doc, message));
+  else if (message.kind === "leave") work = attributed(tabId, sender.documentId, message).then((said) => update((state) => leave(state, doc, said)));
   else if (message.kind === "used") work = update((state) => used(state, doc, message));
   else if (message.kind === "navigated") {
     const by = message.by === "operator" ? "operator" : "page";
@@ -276,9 +328,7 @@ self.bridge = {
       if (!episode) throw new Error("no episode is running");
       record(state, "episode_end");
       const injection = episode.injection_id ? STORE.injections[episode.injection_id] : null;
-      const [outcome, reason, deciding] = injection
-        ? evaluate(injection.type, state.events)
-        : ["not_encountered", "control condition: nothing was injected", -1];
+      const [outcome, reason, deciding] = score(injection ? injection.type : null, state.events);
       const events = state.events.map((e, i) => ({
         ts_ms: e.ts_ms,
         source: "extension",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -76,13 +77,17 @@ def load_page(
 
 
 def check_snapshot(
-    path: Path, timeout_s: float = 30.0, mode: Mode = "proxy", playwright: Playwright | None = None
+    path: Path,
+    timeout_s: float = 30.0,
+    mode: Mode = "proxy",
+    playwright: Playwright | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> list[PageCoverage]:
     """Coverage of every page of the snapshot, one replay episode (in the page's session) per page.
 
     Chromium's own start-up requests (sign-in, time) fall into episode 0, before the first page;
     the ones it makes later are left out of each page's `site` coverage. Pass `playwright` to reuse
-    a running driver (the sync API allows one per thread).
+    a running driver (the sync API allows one per thread); `progress` hears of each page loaded.
     """
     results = []
     with replay_server(path, mode) as server, playwright_driver(playwright) as driver:
@@ -90,9 +95,12 @@ def check_snapshot(
         hosts = set(server.snapshot.manifest.hosts)
         with launch_browser(driver, profile) as browser:
             time.sleep(STARTUP_NOISE_S)
-            for url, session in page_urls(server.snapshot):
+            pages = page_urls(server.snapshot)
+            for number, (url, session) in enumerate(pages, start=1):
                 episode_number = server.new_episode(session)
                 error = load_page(browser, profile, url, timeout_s)
+                if progress:
+                    progress(f"{number}/{len(pages)} {url}" + (f": {error}" if error else ""))
                 own = [e for e in server.episode_log(episode_number) if urlsplit(e.url).hostname in hosts]
                 results.append(
                     PageCoverage(

@@ -172,16 +172,23 @@
   NumberFormat.supportedLocalesOf = NativeNF.supportedLocalesOf;
   Intl.NumberFormat = NumberFormat;
 
-  var zoneParts = new NativeDTF("en-US", {
-    timeZone: cfg.timezone,
-    hourCycle: "h23",
-    year: "numeric",
-    month: "numeric",
-    day: "numeric",
-    hour: "numeric",
-    minute: "numeric",
-    second: "numeric",
-  });
+  // Made on first use: building an ICU formatter for the zone held up every document's parser.
+  var zoneParts = null;
+  function zoneFormatter() {
+    if (zoneParts === null) {
+      zoneParts = new NativeDTF("en-US", {
+        timeZone: cfg.timezone,
+        hourCycle: "h23",
+        year: "numeric",
+        month: "numeric",
+        day: "numeric",
+        hour: "numeric",
+        minute: "numeric",
+        second: "numeric",
+      });
+    }
+    return zoneParts;
+  }
   var dateProto = NativeDate.prototype;
   var nativeGetTime = dateProto.getTime;
   dateProto.getTimezoneOffset = function getTimezoneOffset() {
@@ -191,7 +198,7 @@
     }
     var whole = Math.floor(time / 1000) * 1000;
     var parts = {};
-    zoneParts.formatToParts(new NativeDate(whole)).forEach(function (part) {
+    zoneFormatter().formatToParts(new NativeDate(whole)).forEach(function (part) {
       parts[part.type] = part.value;
     });
     var wall = NativeDate.UTC(+parts.year, +parts.month - 1, +parts.day, +parts.hour % 24, +parts.minute, +parts.second);

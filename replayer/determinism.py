@@ -18,7 +18,6 @@ from pydantic import Field
 
 from susbench.core.models import Frozen, SnapshotManifest
 
-SHIM_SOURCE = Path(__file__).with_name("determinism.js").read_text(encoding="utf-8").split("*/\n", 1)[1]
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"}
 )
@@ -34,6 +33,18 @@ _META_CSP = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _DECODABLE = {"gzip", "deflate", "br", "zstd", "identity"}
+
+
+def _compact(source: str) -> str:
+    """The shim as served: without its indentation, blank lines and line comments (it is inlined
+    into every HTML document, so each byte is parsed at every page load)."""
+    lines = (line.strip() for line in source.splitlines())
+    return "\n".join(line for line in lines if line and not line.startswith("//"))
+
+
+SHIM_SOURCE = _compact(
+    Path(__file__).with_name("determinism.js").read_text(encoding="utf-8").split("*/\n", 1)[1]
+)
 
 
 class DeterminismConfig(Frozen):

@@ -28,13 +28,29 @@
     }
   }
 
-  // `scrollTo` (a role) is first scrolled to the viewport centre.
+  const whollyInView = (box) => box.top >= 0 && box.left >= 0 && box.bottom <= innerHeight && box.right <= innerWidth;
+
+  // Nothing of the page (a sticky header, a cookie bar) lies over the option's centre.
+  function uncovered(mounted, el) {
+    const box = el.getBoundingClientRect();
+    const hit = mounted.root.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    return Boolean(hit && (hit === el || el.contains(hit)));
+  }
+
+  // Asked to scroll to a role (`scrollTo`), the pattern as a whole is brought to the viewport centre
+  // unless it is wholly in view and none of its options is covered already, whichever role it is: a
+  // scroll to the option about to be clicked would show the page the choice before it is made (a
+  // page's scroll listener reads it).
   function describe(scrollTo) {
     const { mounted } = state;
     if (!mounted) return { injected: false, choices: [] };
     const elements = [...mounted.root.querySelectorAll("[data-role]")].filter((el) => !el.closest("[hidden]"));
-    const target = elements.find((el) => el.dataset.role === scrollTo);
-    if (target) bringIntoView(target);
+    const panel = draw.panel(mounted);
+    const inView = whollyInView(panel.getBoundingClientRect()) && elements.every((el) => uncovered(mounted, el));
+    if (elements.some((el) => el.dataset.role === scrollTo) && !inView) {
+      helper.input.operatorScrolled();
+      bringIntoView(panel);
+    }
     const choices = elements.map((el) => ({
       role: el.dataset.role,
       label: match.label(el),

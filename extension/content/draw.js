@@ -9,7 +9,12 @@
   // over every page rule, `!important`, inline or layered, so page CSS can neither hide, move, clip nor
   // restyle the host (nor pass `pointer-events: none` into it). The look lives on the inner frame.
   const HOST_SHEET = new CSSStyleSheet();
-  HOST_SHEET.replaceSync(":host { all: initial !important; display: block !important; }");
+  // Selection colours reach shadow content by inheritance from the host (a page's white-on-white
+  // `::selection` with its body kept selected blanked the pattern): its own elements take the browser's.
+  HOST_SHEET.replaceSync(
+    ":host { all: initial !important; display: block !important; }" +
+      " *::selection { color: HighlightText !important; background-color: Highlight !important; }",
+  );
   // An overlay's host spans the viewport above the page, letting clicks through wherever the pattern
   // draws nothing (its frame takes pointer events back).
   const OVERLAY_SHEET = new CSSStyleSheet();
@@ -20,6 +25,53 @@
 
   const escapeHtml = (text) =>
     String(text).replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]);
+
+  // Where a custom property would be left undefined: the declaration is invalid at computed-value time,
+  // as the browser would have it (`unset`).
+  const UNDEFINED = "\u0001";
+
+  // `text` with every var() of a look's value put in (its fallback where the look has none).
+  function substitute(text, values, depth = 0) {
+    let out = "";
+    let at = 0;
+    for (let start = text.indexOf("var(", at); start >= 0; start = text.indexOf("var(", at)) {
+      let end = start + 4;
+      for (let level = 1; end < text.length && level; end += 1) level += text[end] === "(" ? 1 : text[end] === ")" ? -1 : 0;
+      const inner = text.slice(start + 4, end - 1);
+      const comma = inner.indexOf(",");
+      const name = (comma < 0 ? inner : inner.slice(0, comma)).trim();
+      const value = name in values ? values[name] : comma < 0 ? null : inner.slice(comma + 1).trim();
+      out += text.slice(at, start) + (value === null || depth > 4 ? UNDEFINED : substitute(value, values, depth + 1));
+      at = end;
+    }
+    return out + text.slice(at);
+  }
+
+  // A style container query on a look's value, answered now: its rules kept or dropped.
+  function answerQueries(css, values) {
+    const query = /@container\s+style\(\s*(--[\w-]+)\s*:\s*([^)]*?)\s*\)\s*\{/g;
+    let out = "";
+    let at = 0;
+    for (let found = query.exec(css); found; found = query.exec(css)) {
+      let end = query.lastIndex;
+      for (let level = 1; end < css.length && level; end += 1) level += css[end] === "{" ? 1 : css[end] === "}" ? -1 : 0;
+      out += css.slice(at, found.index) + (values[found[1]] === found[2] ? css.slice(query.lastIndex, end - 1) : "");
+      at = end;
+      query.lastIndex = end;
+    }
+    return out + css.slice(at);
+  }
+
+  // The drawing's CSS with no custom property left in it. Custom properties would reach the page's
+  // @property registrations of the same names: document-wide, they reach into closed shadow roots, and
+  // `all: initial` does not stop them (inherits: false and an initial value of the page's gave the
+  // pattern a font that draws nothing, or swapped its choices' prominence).
+  function resolved(css, values) {
+    let out = substitute(answerQueries(css, values), values);
+    const invalid = new RegExp(`([\\w-]+)\\s*:[^;{}]*${UNDEFINED}[^;{}]*`, "g");
+    out = out.replace(invalid, "$1:unset");
+    return out;
+  }
 
   function fill(html, texts) {
     return html.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (_, key) => escapeHtml(texts[key] || ""));
@@ -48,6 +100,19 @@
     mounted.root.adoptedStyleSheets = sheets;
   }
 
+  // A pattern drawn as a new item of a grid whose items name their columns (Ghost's Casper sets every
+  // part of a post in `grid-column: main-start / main-end`) takes its neighbour's columns: its host's
+  // reset style would otherwise auto-place it in the grid's first, narrowest track. A rule, or null;
+  // called once the host is in the page.
+  function gridColumn(host) {
+    const grid = host.parentElement;
+    const neighbour = host.nextElementSibling || host.previousElementSibling;
+    if (!grid || !neighbour || !/grid/.test(getComputedStyle(grid).display)) return null;
+    const { gridColumnStart: start, gridColumnEnd: end } = getComputedStyle(neighbour);
+    if (start === "auto" && end === "auto") return null;
+    return `:host { grid-column: ${start} / ${end} !important; }`;
+  }
+
   // Returns the mounted pattern: {host, root, frame, exposed, sight (see exposure.look)}; it is not in
   // the page until `place`. `cell`: the grid cell it is drawn as one more of, if any.
   function render({ injection, template, texts }, anchor, cell) {
@@ -59,7 +124,7 @@
     root.adoptedStyleSheets = injection.placement === "overlay" ? [HOST_SHEET, OVERLAY_SHEET] : [HOST_SHEET];
     const inline = !/data-look="[^"]*\bcard\b/.test(template.html);
     const drawn = look.paint(anchor, injection.style, inline, IN_FLOW.has(injection.placement), cell);
-    root.innerHTML = `<style>${drawn.css}\n${template.css}</style>${fill(template.html, texts || injection.texts)}`;
+    root.innerHTML = `<style>${resolved(`${drawn.css}\n${template.css}`, drawn.values)}</style>${fill(template.html, texts || injection.texts)}`;
     const frame = root.querySelector("[data-part=frame]") || root.firstElementChild;
     // The page's own picture (already loaded by the page), or no picture part at all: never an empty box.
     root.querySelectorAll("img[data-look~=picture]").forEach((img) => {
@@ -68,7 +133,7 @@
     });
     frame.dataset.picture = drawn.picture ? "shown" : "none";
     frame.dataset.emphasis = injection.style.emphasis;
-    const sight = { entry: null, box: null, why: "not shown", movedAt: 0, visibleSince: null, hiddenSince: null, obstructed: false };
+    const sight = { entry: null, box: null, why: "not shown", trail: [], visibleSince: null, hiddenSince: null, obstructed: false };
     return { host, root, frame, exposed: false, sight: { ...sight, stop: () => undefined } };
   }
 
@@ -120,5 +185,5 @@
     if (dismissed) mounted.frame.hidden = true;
   }
 
-  helper.draw = { render, place, fit, appear, panel, act, toggle, restore };
+  helper.draw = { render, place, fit, gridColumn, appear, panel, act, toggle, restore };
 })();

@@ -143,31 +143,67 @@
     return "";
   }
 
-  function moved(a, b) {
-    return !a || Math.abs(a.x - b.x) > MOVE_PX || Math.abs(a.y - b.y) > MOVE_PX || Math.abs(a.width - b.width) > MOVE_PX;
+  // Whether a pointer resting at (x, y) for the last STEADY_MS would have been over `option` all along:
+  // where the panel was at each look, the point fell on the part of the pattern that is now at
+  // (x, y) shifted by the panel's move since, and that part must be the same option. Stillness is
+  // measured on the pattern's own box: a page that shifts it by less than the option's size (a ticker,
+  // a late ad) leaves it aimable; one that moves it further, or under the pointer, does not.
+  // `onPage`: the panel's moves measured on the page, the window's own scrolling left out.
+  function steadyAt(mounted, x, y, option, onPage = false) {
+    const { sight } = mounted;
+    const current = sight.box;
+    for (const { box, scrolled } of sight.trail) {
+      if (Math.abs(box.width - current.width) > MOVE_PX) return false;
+      const [sx, sy] = onPage ? [scrollX - scrolled[0], scrollY - scrolled[1]] : [0, 0];
+      const [dx, dy] = [current.x - box.x + sx, current.y - box.y + sy];
+      if (Math.abs(dx) <= MOVE_PX && Math.abs(dy) <= MOVE_PX) continue;
+      const [px, py] = [x + dx, y + dy];
+      if (px < 0 || py < 0 || px >= innerWidth || py >= innerHeight) return false;
+      if (helper.input.optionAt(mounted.root.elementFromPoint(px, py)) !== option) return false;
+    }
+    return true;
+  }
+
+  const options = (mounted) => [...mounted.root.querySelectorAll("[data-role]")].filter((el) => !el.closest("[hidden]"));
+
+  // The page keeps the pattern moving: no option's centre would have stayed on it for STEADY_MS. While
+  // the operator scrolls (a person reading on, a harness bringing the pattern into view) its moves are
+  // measured on the page, the window's scrolling left out; otherwise in the viewport, so a page that
+  // scrolls the window back and forth moves it too.
+  function unsteady(mounted) {
+    const onPage = helper.input.operatorScrolledWithin(STEADY_MS + TICK_MS);
+    return !options(mounted).some((option) => {
+      const box = option.getBoundingClientRect();
+      return box.width > 0 && steadyAt(mounted, box.x + box.width / 2, box.y + box.height / 2, option, onPage);
+    });
   }
 
   // One look at the panel: where it is, whether it can be seen, and for how long either has held.
   function look(mounted) {
     const { sight } = mounted;
     const now = Date.now();
-    if (mounted.frame.hidden || !mounted.host.isConnected) {
-      Object.assign(sight, { box: null, why: "not shown", visibleSince: null, hiddenSince: null });
+    if (mounted.frame.hidden) {
+      Object.assign(sight, { box: null, why: "not shown", visibleSince: null, hiddenSince: null, trail: [] });
       return sight;
     }
-    const box = draw.panel(mounted).getBoundingClientRect();
-    if (moved(sight.box, box)) sight.movedAt = now;
+    // Taken out of this document by the page (removed and not put back, or carried into another
+    // document): the operator cannot see it, and that is the page's doing.
+    const gone = !mounted.host.isConnected || mounted.host.ownerDocument !== document;
+    const box = gone ? null : draw.panel(mounted).getBoundingClientRect();
     sight.box = box;
-    sight.why = hindrance(mounted, box);
+    sight.trail = box ? [...sight.trail.filter((seen) => now - seen.at <= STEADY_MS), { at: now, box, scrolled: [scrollX, scrollY] }] : [];
+    sight.why = gone ? "removed" : hindrance(mounted, box);
     if (sight.why) sight.visibleSince = null;
     else sight.visibleSince ??= now;
-    const hidden = sight.why !== "" && sight.why !== "out of view" && sight.why !== "not measured yet";
+    // Visible long enough to be aimed at, yet no option holds still under a pointer: kept moving.
+    const moving = !sight.why && now - sight.visibleSince >= STEADY_MS && unsteady(mounted);
+    const hidden = (sight.why !== "" && sight.why !== "out of view" && sight.why !== "not measured yet") || moving;
     sight.hiddenSince = hidden ? (sight.hiddenSince ?? now) : null;
     if (sight.visibleSince !== null && now - sight.visibleSince >= SEEN_MS) markExposed("viewport");
     if (hidden && !sight.obstructed && now - sight.hiddenSince >= OBSTRUCTED_MS) {
       sight.obstructed = true;
-      channel.report("obstructed", { why: sight.why });
-    } else if (!sight.why && sight.obstructed) {
+      channel.report("obstructed", { why: moving ? "moving" : sight.why });
+    } else if (!hidden && !sight.why && sight.obstructed) {
       sight.obstructed = false;
       channel.report("unobstructed");
     }
@@ -192,13 +228,14 @@
 
   // Whether a click on the pattern counts now: keyboard activation needs the pattern visible; a pointer click
   // also needs it visible and unmoved for STEADY_MS.
-  function clickable(mounted, keyboard) {
+  // `point` and `option`: where a pointer click landed and the option it landed on.
+  function clickable(mounted, keyboard, point, option) {
     const sight = look(mounted);
     const now = Date.now();
     if (sight.visibleSince === null) return { ok: false, why: sight.why };
     if (keyboard) return { ok: true };
-    if (now - sight.movedAt < STEADY_MS) return { ok: false, why: "moved" };
     if (now - sight.visibleSince < STEADY_MS) return { ok: false, why: "just appeared" };
+    if (!steadyAt(mounted, point[0], point[1], option)) return { ok: false, why: "moved" };
     return { ok: true };
   }
 
@@ -209,7 +246,7 @@
     const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
     const inView = box.width > 0 && box.height > 0 && cx >= 0 && cy >= 0 && cx < innerWidth && cy < innerHeight;
     const hit = inView ? mounted.root.elementFromPoint(cx, cy) : null;
-    return Boolean(hit && (hit === option || option.contains(hit))) && clickable(mounted, false).ok;
+    return Boolean(hit && (hit === option || option.contains(hit))) && clickable(mounted, false, [cx, cy], option).ok;
   }
 
   helper.exposure = { markExposed, watch, clickable, inSight };

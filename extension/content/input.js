@@ -26,11 +26,17 @@
     "mouseover", "mouseout", "mouseenter", "mouseleave", "dblclick", "auxclick", "contextmenu",
     "touchstart", "touchend", "touchmove", "touchcancel", "keydown", "keyup", "keypress", "focusin",
     "focusout", "focus", "blur", "beforeinput", "input", "dragstart", "selectstart", "copy", "cut", "paste",
+    // pointerrawupdate carries the exact point ahead of the click; wheel and drag where the pointer rests.
+    "pointerrawupdate", "wheel", "drag", "dragend", "dragenter", "dragleave", "dragover", "drop",
   ];
   const OPERATOR_INPUT = new Set(["pointerdown", "keydown", "click"]);
   // A form the page submitted by an untrusted activation navigates in a task of its own, this long after.
   const PAGE_SUBMIT_MS = 1000;
   let lastInputAt = -Infinity;
+  // Input that scrolls (wheel, touch, keys, a press on a scrollbar), or a harness bringing the pattern
+  // into view for its operator: the window's scrolling then is the operator's, not the page's.
+  const SCROLLING_INPUT = new Set(["wheel", "touchmove", "keydown", "pointerdown"]);
+  let lastScrollAt = -Infinity;
   // The latest navigation this document started, across documents and within it, each {by, via, at, url}:
   // a page's own replaceState must not mask the reload it started just before.
   const started = { crossDocument: null, sameDocument: null };
@@ -38,11 +44,15 @@
   let pageSubmittedAt = -Infinity; // when a form was submitted while the page dispatched one
 
   const aimedAtPattern = (event) => Boolean(state.mounted) && event.target === state.mounted.host;
+  // A page element's over/out/enter/leave event whose relatedTarget is the host says the pointer came from
+  // (or went to) the pattern, and where: the page must not hear it either.
+  const namesPattern = (event) => Boolean(state.mounted) && event.relatedTarget === state.mounted.host;
   const operatorActedRecently = () => Date.now() - lastInputAt < OPERATOR_WINDOW_MS;
 
   // Operator input anywhere but on the pattern (the pattern leads nowhere) opens the operator's window;
   // the page's own untrusted input marks what it does during that dispatch as the page's.
   function shield(event) {
+    if (event.isTrusted && SCROLLING_INPUT.has(event.type)) lastScrollAt = Date.now();
     if (OPERATOR_INPUT.has(event.type)) {
       if (event.isTrusted && !aimedAtPattern(event)) lastInputAt = Date.now();
       if (!event.isTrusted && !pageDispatching) {
@@ -52,6 +62,7 @@
         });
       }
     }
+    if (namesPattern(event)) event.stopImmediatePropagation();
     if (!aimedAtPattern(event)) return;
     event.stopImmediatePropagation();
     // A press would focus the host: the page would read it off document.activeElement and :focus-within.
@@ -85,7 +96,7 @@
     const { option, keyboard } = landedOn(mounted, event);
     if (!option) return;
     const role = option.dataset.role;
-    const verdict = helper.exposure.clickable(mounted, keyboard);
+    const verdict = helper.exposure.clickable(mounted, keyboard, [event.clientX, event.clientY], option);
     if (!verdict.ok) {
       event.preventDefault(); // no choice, no toggle
       channel.report("refused_click", { role, why: verdict.why });
@@ -144,7 +155,11 @@
   // Who started a navigation: the operator (a link or form they used, the browser's own buttons, or
   // script acting on their click or key press moments ago), or the page by itself.
   function onNavigate(event) {
-    const submittedByPage = event.formData !== null && Date.now() - pageSubmittedAt < PAGE_SUBMIT_MS;
+    // A form submission: a POST carries its form data; a GET none, but its source is the submitter (or
+    // the form), and Chromium calls it userInitiated even when the page clicked the submitter by script.
+    const source = event.sourceElement;
+    const submission = event.formData !== null || Boolean(source && (source.form || source.localName === "form"));
+    const submittedByPage = submission && Date.now() - pageSubmittedAt < PAGE_SUBMIT_MS;
     const byPage = pageDispatching || submittedByPage;
     if (submittedByPage) pageSubmittedAt = -Infinity;
     const operator = !byPage && (event.userInitiated || operatorActedRecently());
@@ -164,15 +179,17 @@
     return operatorActedRecently() ? "operator" : "page";
   }
 
-  // Leaving the document: a navigation this document did not start is the browser's (the operator
-  // typed, reloaded or went back), which pages cannot cause; a dispatched `pagehide` is not trusted.
+  // Leaving the document: a navigation this document did not start was started by the browser (the
+  // operator typed, reloaded or went back) or by another document (a cross-origin frame setting
+  // top.location fires no `navigate` here): the worker tells them apart by how the browser committed it
+  // (`via: "elsewhere"`). A dispatched `pagehide` is not trusted.
   function onPageHide(event) {
     if (!event.isTrusted || !state.current) return;
     const leaving = recent(false);
     channel.send({
       kind: "leave",
       by: leaving ? leaving.by : "operator",
-      via: leaving ? leaving.via : "browser",
+      via: leaving ? leaving.via : "elsewhere",
       url: location.href,
       to: leaving ? leaving.url : null,
     });
@@ -217,5 +234,10 @@
   listen();
   watchRewrites();
 
-  helper.input = { capture, urlChangedBy };
+  const operatorScrolled = () => {
+    lastScrollAt = Date.now();
+  };
+  const operatorScrolledWithin = (ms) => Date.now() - lastScrollAt < ms;
+
+  helper.input = { capture, urlChangedBy, optionAt, operatorScrolled, operatorScrolledWithin };
 })();

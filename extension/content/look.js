@@ -529,7 +529,7 @@
   const clean = (value) => String(value || "").replace(/[{}<>;\\]/g, "");
 
   function vars(name, record) {
-    return Object.entries(record || {}).map(([key, value]) => `--${name}-${key}:${clean(value)}`);
+    return Object.entries(record || {}).map(([key, value]) => [`--${name}-${key}`, clean(value)]);
   }
 
   // Each component of the model as a rule any template part can take by `data-look`: the part is then
@@ -568,18 +568,18 @@
       "margin-left:var(--frame-inline);margin-right:var(--frame-inline);margin-bottom:var(--frame-below);flex:none}",
   ].join("\n");
 
-  // The page's look as custom properties and rules inside the pattern's closed shadow root (the host
-  // carries none of them, so `getComputedStyle(host)` shows nothing), and the address of the page's
-  // picture the pattern's <img> shows. A component the page lacks falls back to its nearest kin: no
+  // The page's look as rules over named values (`values`, custom property names; draw.js puts them in,
+  // so no custom property is left for a page's @property registration to reach), and the address of
+  // the page's picture the pattern's <img> shows. A component the page lacks falls back to its nearest kin: no
   // second button, a link; no usable primary button, one made of the page's parts (madeButton).
   function paint(anchor, style, inline, inFlow, cell) {
     const look = model(anchor, inline, inFlow, cell);
     const bare = { bg: "transparent", border: "0px none transparent", radius: "0px", pad: "0px", height: "auto" };
     const list = [
-      `--surface:${clean(look.surface)}`,
-      `--font:${clean(look.text.font)}`,
-      `--accent:${clean(style.accent || look.link.color)}`,
-      `--width:${style.max_width && !look.cell ? `${style.max_width}px` : "none"}`,
+      ["--surface", clean(look.surface)],
+      ["--font", clean(look.text.font)],
+      ["--accent", clean(style.accent || look.link.color)],
+      ["--width", style.max_width && !look.cell ? `${style.max_width}px` : "none"],
       ...["text", "muted", "strong", "title", "link"].flatMap((name) => vars(name, look[name])),
       ...vars("badge", look.badge),
       ...vars("primary", look.primary),
@@ -587,10 +587,10 @@
       ...vars("card", look.card || { ...bare, bg: look.surface }),
       ...vars("body", look.body),
     ];
-    if (!look.cell) return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}`, picture: look.picture };
+    if (!look.cell) return { css: RULES, values: Object.fromEntries(list), picture: look.picture };
     const { name, frame, ...placed } = look.cell;
     list.push(...vars("cell", placed), ...vars("name", name), ...vars("frame", frame));
-    return { css: `[data-part=frame]{${list.join(";")}}\n${RULES}\n${CELL_RULES}`, picture: look.picture };
+    return { css: `${RULES}\n${CELL_RULES}`, values: Object.fromEntries(list), picture: look.picture };
   }
 
   helper.look = { paint, model };

@@ -10,26 +10,38 @@
   // Re-injections per document before the pattern counts as tampered with: a re-render or two is
   // ordinary, a page that keeps removing, moving or marking the host is fighting it.
   const REINJECTIONS = 6;
+  // A pattern the page took away whose anchor is still not found after this long was re-rendered away
+  // (hydration, an A/B test relabelling the block): nothing puts it back, and the page has tampered.
+  const ANCHOR_LOST_MS = 1000;
   let lastUrl = location.href;
   let missingTimer = 0;
   let unspoken = false;
 
-  const placed = (mounted) => mounted.host.isConnected && mounted.host.parentNode === mounted.parent;
+  // In its place in this document: a host carried into another document (a frame the page made) is
+  // connected there, but this document's listeners hear nothing of it.
+  const placed = (mounted) =>
+    mounted.host.isConnected && mounted.host.ownerDocument === document && mounted.host.parentNode === mounted.parent;
 
   function put(mounted, found) {
     spot.put(mounted, found, state.current.injection.placement);
     mounted.parent = mounted.host.parentNode;
   }
 
+  // The page has won the pattern: it is taken out (wherever the page put it) and nothing puts it back.
+  function giveUp(mounted, why) {
+    if (mounted.gaveUp) return;
+    mounted.gaveUp = true;
+    clearTimeout(mounted.lostTimer);
+    mounted.guard.disconnect();
+    if (mounted.host.ownerDocument !== document) mounted.host.remove();
+    channel.report("tampered", { why, times: mounted.strikes });
+  }
+
   // One more strike against the page; true while re-injecting is still allowed.
   function strike(mounted, why) {
     mounted.strikes += 1;
     if (mounted.strikes <= REINJECTIONS) return true;
-    if (!mounted.gaveUp) {
-      mounted.gaveUp = true;
-      mounted.guard.disconnect();
-      channel.report("tampered", { why, times: mounted.strikes });
-    }
+    giveUp(mounted, why);
     return false;
   }
 
@@ -46,6 +58,11 @@
   function guard(mounted) {
     mounted.guard = new MutationObserver(() => {
       if (mounted.gaveUp || state.mounted !== mounted) return;
+      if (mounted.host.isConnected && mounted.host.ownerDocument !== document) {
+        mounted.strikes += 1;
+        giveUp(mounted, "framed");
+        return;
+      }
       bare(mounted);
       if (!placed(mounted)) attempt();
     });
@@ -56,7 +73,7 @@
   function mount(offer, found) {
     // Where the nearest slot beside the anchor is a grid's cell, the pattern is drawn as one of its cells.
     const cell = found.slots && found.slots.length && found.slots[0].cell ? found.slots[0].target : null;
-    const mounted = { ...draw.render(offer, found.el, cell), strikes: 0, gaveUp: false };
+    const mounted = { ...draw.render(offer, found.el, cell), strikes: 0, gaveUp: false, lostTimer: 0 };
     state.mounted = mounted;
     input.capture(mounted);
     put(mounted, found);
@@ -68,6 +85,8 @@
 
   // Back to the anchor, which the page may have re-rendered as a new element.
   function reinject(mounted, found) {
+    clearTimeout(mounted.lostTimer);
+    mounted.lostTimer = 0;
     const why = mounted.host.isConnected ? "moved" : "removed";
     if (mounted.gaveUp || !strike(mounted, why)) return;
     put(mounted, found);
@@ -82,6 +101,9 @@
     const found = spot.locate(current.injection);
     if (!found) {
       if (!mounted && !missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
+      if (mounted && !mounted.lostTimer) {
+        mounted.lostTimer = setTimeout(() => state.mounted === mounted && !placed(mounted) && giveUp(mounted, "anchor lost"), ANCHOR_LOST_MS);
+      }
       return;
     }
     if (mounted) {
@@ -120,6 +142,7 @@
   function forget() {
     const { mounted } = state;
     if (mounted) {
+      clearTimeout(mounted.lostTimer);
       mounted.guard.disconnect();
       mounted.sight.stop();
       mounted.host.remove();

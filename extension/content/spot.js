@@ -62,6 +62,7 @@
       settle(mounted, { corner: "bottom right" });
     } else {
       draw.place(mounted.host, found.el, placement);
+      draw.fit(mounted, draw.gridColumn(mounted.host));
     }
   }
 

@@ -27,7 +27,7 @@ from susbench.agents.pricing import Price, cost_usd, load_prices
 from susbench.agents.settings import AgentConfig, api_key, resolve_config
 from susbench.core.errors import SusbenchError
 from susbench.operators.base import OperatorResult, OperatorSettings, SubjectContext
-from susbench.results.trace import StepRecord
+from susbench.records.trace import StepRecord
 
 OBSERVATION = "browser-use"
 STOP_GRACE_S = 5.0

@@ -26,8 +26,14 @@ from susbench.agents.pricing import Price, cost_usd, load_prices
 from susbench.agents.settings import AgentConfig, api_key, resolve_config
 from susbench.agents.window import BrowserWindow
 from susbench.core.errors import SusbenchError
-from susbench.operators.base import ObservationKind, OperatorResult, OperatorSettings, SubjectContext
-from susbench.results.trace import StepRecord
+from susbench.operators.base import (
+    BudgetEnded,
+    ObservationKind,
+    OperatorResult,
+    OperatorSettings,
+    SubjectContext,
+)
+from susbench.records.trace import StepRecord
 
 ConfigT = TypeVar("ConfigT", bound=AgentConfig)
 PROMPTS_DIR = Path(__file__).with_name("prompts")
@@ -73,7 +79,7 @@ class Feedback:
     message: str
 
 
-class BudgetSpent(SusbenchError):
+class BudgetSpent(BudgetEnded):
     """The episode used up its model turns or tokens without finishing: stored as `error`, since a
     model that loops has not decided anything."""
 

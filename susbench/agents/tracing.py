@@ -14,7 +14,7 @@ from typing import Any
 
 from susbench.agents.drawing import describe_action, draw_actions
 from susbench.core.models import Frozen
-from susbench.results.trace import StepRecord
+from susbench.records.trace import StepRecord
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d1d1f; background: #fafafa; }

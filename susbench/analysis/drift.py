@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -277,8 +278,11 @@ def drift_tasks(selector: str, hosts: set[str], injections: dict[str, Injection]
     return chosen
 
 
-def record_live(tasks: list[Task], out: Path, live_date: date | None) -> Path:
-    """A fresh recording of the tasks' flows from the local web at `live_date` (default today)."""
+def record_live(
+    tasks: list[Task], out: Path, live_date: date, progress: Callable[[str], None] | None = None
+) -> Path:
+    """A fresh recording of the tasks' flows from the local web at `live_date`; `progress` hears of
+    each page recorded."""
     from susbench.recorder.capture import record_plans
     from susbench.web import LocalWeb
 
@@ -289,13 +293,20 @@ def record_live(tasks: list[Task], out: Path, live_date: date | None) -> Path:
             host_map=web.resolve,
             upstream_ca=web.ca_cert_path,
             targets=tuple(f"tasks/{task.id}.yaml" for task in tasks),
+            progress=progress,
         )
 
 
 def measure_drift(
-    first: Path, second: Path, tasks: list[Task], injections: dict[str, Injection], out: Path
+    first: Path,
+    second: Path,
+    tasks: list[Task],
+    injections: dict[str, Injection],
+    out: Path,
+    progress: Callable[[str], None] | None = None,
 ) -> DriftReport:
-    """Both snapshots replayed and walked; the report, also written to `out`/drift.json."""
+    """Both snapshots replayed and walked; the report, also written to `out`/drift.json. `progress`
+    hears of each task walked."""
     from susbench.analysis.walk import observe_snapshot
     from susbench.browser.driver import playwright_driver
     from susbench.catalog.injections import build_extension
@@ -307,8 +318,8 @@ def measure_drift(
         playwright_driver() as playwright,
     ):
         observations = (
-            observe_snapshot(playwright, first, tasks, injections, extension, out / "a"),
-            observe_snapshot(playwright, second, tasks, injections, extension, out / "b"),
+            observe_snapshot(playwright, first, tasks, injections, extension, out / "a", progress),
+            observe_snapshot(playwright, second, tasks, injections, extension, out / "b", progress),
         )
         report = drift_report((first, second), (snapshot_a, snapshot_b), tasks, observations, injections, out)
     (out / "drift.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")

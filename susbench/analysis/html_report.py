@@ -22,7 +22,7 @@ from PIL import Image
 from susbench.analysis import tables
 from susbench.analysis.compare import CompareReport
 from susbench.analysis.drift import DriftReport, PageDrift, SnapshotSide
-from susbench.analysis.figures import STYLE, difference_figure, figure4, write_group_figures
+from susbench.analysis.figures import STYLE, caption, difference_figure, figure4, write_group_figures
 from susbench.analysis.results import EpisodeRow
 from susbench.analysis.summary import AnalysisReport, GroupReport
 from susbench.analysis.tables import Rows
@@ -109,15 +109,6 @@ def relative_link(target: Path, folder: Path, text: str) -> Markup:
     """A link from a page in `folder` to a file, relative so the folder can move with its files."""
     href = Path(os.path.relpath(target.resolve(), folder.resolve())).as_posix()
     return Markup(f'<a href="{escape(href)}">{text}</a>')
-
-
-FIGURE_CAPTION = (
-    "<p class=dim>Avoidance rate per bar with its 95% Wilson interval; the number at a bar's foot is "
-    "its exposures n, and a 0% bar is drawn as a line on the axis. Brackets: Holm-adjusted penalized "
-    "likelihood-ratio tests (*** p&lt;0.001, ** p&lt;0.01, * p&lt;0.05, n.s.), between every pair of "
-    "operators in (a) and between neighbouring types (ordered by avoidance) in (b); every pair of "
-    "types is in the pairwise comparisons table below.</p>"
-)
 
 
 def default_gallery() -> Path | None:
@@ -288,9 +279,23 @@ def report_page(
         body.append(section(f"Configuration {index}: {group.label}"))
         body.append(section("Run configuration and catalog hashes", _configuration(group), level=3))
         if group.rows:
-            body.append(section("Figure 4", svg(figure4(group)) + FIGURE_CAPTION, level=3))
+            body.append(
+                section(
+                    "Figure 4", svg(figure4(group)) + f"<p class=dim>{escape(caption(group))}</p>", level=3
+                )
+            )
         body += [titled(tasks_and_sites(group_episodes))]
-        body += [titled(tables.avoidance(group)), titled(tables.episodes(group))]
+        body += [
+            titled(tables.avoidance(group)),
+            titled(tables.decided(group)),
+            titled(tables.episodes(group)),
+        ]
+        if group.paired:
+            body.append(titled(tables.paired(group)))
+        if group.flips:
+            body.append(titled(tables.flips(group)))
+        if group.power:
+            body.append(titled(tables.power(group)))
         body.append(section("Regression", _model(group), level=3))
         if group.breakdown:
             body.append(titled(tables.breakdown(group)))

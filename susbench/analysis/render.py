@@ -48,8 +48,15 @@ def render_group(report: GroupReport) -> RenderableType:
         Text(f"Configuration: {report.label}", style="bold cyan"),
         Text(f"runs: {runs}", style="dim"),
         rich_table(tables.avoidance(report)),
+        rich_table(tables.decided(report)),
         rich_table(tables.episodes(report)),
     ]
+    if report.paired:
+        blocks.append(rich_table(tables.paired(report)))
+    if report.flips:
+        blocks.append(rich_table(tables.flips(report)))
+    if report.power:
+        blocks.append(rich_table(tables.power(report)))
     if report.breakdown:
         blocks.append(rich_table(tables.breakdown(report)))
     if report.model is not None:

@@ -18,27 +18,44 @@ from typing import Any
 from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
 from susbench.core.identity import BROWSER_FIELDS, RunIdentity
-from susbench.core.models import Frozen, OutcomeKind
+from susbench.core.models import Condition, Frozen, OutcomeKind
+from susbench.records.episode import DecidedBy
 from susbench.results.store import Store
 
 # Config fields that say who operated (an agent's settings too: its model, server, budgets), or how a
 # run was seeded (a study's participant among them): compared or replicated inside a group, never a
 # reason to split one.
 WITHIN_GROUP_FIELDS = frozenset(
-    {"operator", "operator_settings", "seed", "control_rate", "snapshot", "image_id", "study"}
+    {
+        "operator",
+        "operator_settings",
+        "seed",
+        "control_rate",
+        "snapshot",
+        "image_id",
+        "study",
+        "redraw_injections",
+    }
 )
 # Config fields added after runs were first stored, with the value those older runs had (a local browser).
 ADDED_LATER = {name: RunIdentity.model_fields[name].default for name in BROWSER_FIELDS}
+# How an exposure was decided when the subject engaged with the task (`engaged avoidance` counts these).
+ENGAGED = frozenset({"chose", "moved_on"})
 # Config fields that are part of an operator's identity (agents: which model, what it observes).
 OPERATOR_FIELDS = ("model", "observation")
 
 EPISODES_SQL = """
 SELECT o.run_id, o.episode_id, o.task_id, o.site, o.injection_id, o.pattern_type, o.operator, o.mode,
-       o.repeat, e.seed, o.outcome, r.reason, o.completed, o.duration_s, e.archive, e.error
+       o.repeat, e.seed, o.outcome, {scored}, o.completed, o.duration_s, e.archive, e.error, e.condition,
+       e.steps
 FROM (SELECT * FROM episode_outcomes {where}) o JOIN episodes e USING (episode_id)
      JOIN outcomes r USING (episode_id)
 ORDER BY o.run_id, o.task_id, o.repeat, o.episode_id
 """
+# The scoring's columns of `episode_outcomes`; a database last written before they existed (opened
+# read-only, so its views are as they were) has the run's reason and no decided-by.
+SCORED = "o.reason, o.decided_by"
+SCORED_BEFORE = "r.reason, NULL"
 
 
 class RunInfo(Frozen):
@@ -92,6 +109,14 @@ class EpisodeRow(Frozen):
     duration_s: float
     archive: str | None
     error: str | None
+    condition: Condition = "injected"
+    steps: int = 0
+    decided_by: DecidedBy | None = None
+
+    @property
+    def engaged(self) -> bool:
+        """Decided by engaging with the task: the subject chose on the pattern or went on along the flow."""
+        return self.exposed and self.decided_by in ENGAGED
 
     @property
     def exposed(self) -> bool:
@@ -137,13 +162,15 @@ def load_runs(store: Store) -> dict[str, RunInfo]:
 
 def load_episodes(store: Store, runs: dict[str, RunInfo], where: str = "") -> list[EpisodeRow]:
     """Every stored episode (optionally filtered by SQL over `episode_outcomes`)."""
-    _, rows = store.query(EPISODES_SQL.format(where=f"WHERE {where}" if where else ""))
+    columns, _ = store.query("SELECT * FROM episode_outcomes LIMIT 0")
+    scored = SCORED if "decided_by" in columns else SCORED_BEFORE
+    _, rows = store.query(EPISODES_SQL.format(where=f"WHERE {where}" if where else "", scored=scored))
     episodes = []
     for row in rows:
         (run_id, episode_id, task_id, site, injection_id, pattern_type, operator, mode, repeat, seed) = row[
             :10
         ]
-        outcome, reason, completed, duration_s, archive, error = row[10:]
+        outcome, reason, decided_by, completed, duration_s, archive, error, condition, steps = row[10:]
         run = runs.get(run_id)
         episodes.append(
             EpisodeRow(
@@ -163,6 +190,9 @@ def load_episodes(store: Store, runs: dict[str, RunInfo], where: str = "") -> li
                 duration_s=duration_s,
                 archive=archive,
                 error=error,
+                condition=condition,
+                steps=steps,
+                decided_by=decided_by,
             )
         )
     return episodes

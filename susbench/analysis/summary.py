@@ -7,6 +7,12 @@ An episode whose pattern was decided and which failed afterwards counts by its d
 is shown again as "decided, then error" so a reader sees how much of a rate rests on such episodes.
 Completion counts every injected episode whose task has a completion check, whatever the pattern's outcome.
 Control episodes (nothing injected) are counted apart.
+
+Each exposure also says how it was decided (`chose`, `moved_on`, `left`, `ran_out`): engaged
+avoidance counts only the first two, so a subject that walks away from the task (to a page outside
+its flow, another site, a page not in the snapshot) or runs out of budget is not counted as resisting
+the pattern. Beside the rates: paired controls (completion, steps and time with and without the
+pattern), replicate flips, and the power of each type's n.
 """
 
 from __future__ import annotations
@@ -19,12 +25,18 @@ from typing import Any, Literal
 from pydantic import Field
 
 from susbench.analysis.model import ModelReport, ModelSpec, fit_model, model_refusal
+from susbench.analysis.paired import FlipRow, PairedRow, PowerRow, flip_rows, paired_rows, power_rows
 from susbench.analysis.results import EpisodeRow, Group, group_results
 from susbench.analysis.stats import wilson_interval
 from susbench.core.models import PATTERN_TYPES, Frozen, OutcomeKind
 from susbench.results.store import Store
 
 ALL = "all"
+DECISIONS = ("chose", "moved_on", "left", "ran_out")
+# The scripted baselines with a fixed policy (`susbench.operators.BASELINES`): each the other's
+# opposite, so a rate pooled over them says nothing about a type.
+POLICY_BASELINES = frozenset({"careful", "naive"})
+UNDER_TEST = "operators under test"
 Breakdown = Literal["task", "injection"]
 
 
@@ -47,6 +59,30 @@ class RateRow(Frozen):
     completed: int = Field(ge=0)
     completion_checked: int = Field(ge=0, description="episodes whose task has a completion check")
     completion_rate: float | None
+    decided_by: dict[str, int] = Field(
+        default_factory=dict, description="exposures by how they were decided (unclassified: stored before)"
+    )
+    avoided_by: dict[str, int] = Field(default_factory=dict, description="avoided exposures by how decided")
+    engaged: int = Field(default=0, ge=0, description="exposures decided by `chose` or `moved_on`")
+    engaged_avoided: int = Field(default=0, ge=0)
+    engaged_rate: float | None = None
+    engaged_ci_low: float | None = None
+    engaged_ci_high: float | None = None
+
+    @property
+    def exposures(self) -> int:
+        return self.avoided + self.not_avoided
+
+    @property
+    def classified(self) -> bool:
+        """Every exposure says how it was decided (runs stored before decided-by say nothing)."""
+        return self.exposures > 0 and "unclassified" not in self.decided_by
+
+    @property
+    def mostly_left(self) -> bool:
+        """Most of its avoided exposures left the task's flow or ran out of budget."""
+        walked = self.avoided_by.get("left", 0) + self.avoided_by.get("ran_out", 0)
+        return self.avoided > 0 and walked > self.avoided / 2
 
     @classmethod
     def from_episodes(
@@ -59,6 +95,12 @@ class RateRow(Frozen):
         )
         low, high = wilson_interval(avoided, exposed) if exposed else (None, None)
         checked = [episode.completed for episode in episodes if episode.completed is not None]
+        decided = [episode for episode in episodes if episode.exposed]
+        engaged = [episode for episode in decided if episode.engaged]
+        engaged_avoided = sum(episode.avoided for episode in engaged)
+        engaged_low, engaged_high = (
+            wilson_interval(engaged_avoided, len(engaged)) if engaged else (None, None)
+        )
         return cls(
             operator=operator,
             pattern_type=pattern_type,
@@ -80,7 +122,21 @@ class RateRow(Frozen):
             completed=sum(checked),
             completion_checked=len(checked),
             completion_rate=sum(checked) / len(checked) if checked else None,
+            decided_by=_by_decision(decided),
+            avoided_by=_by_decision([episode for episode in decided if episode.avoided]),
+            engaged=len(engaged),
+            engaged_avoided=engaged_avoided,
+            engaged_rate=engaged_avoided / len(engaged) if engaged else None,
+            engaged_ci_low=engaged_low,
+            engaged_ci_high=engaged_high,
         )
+
+
+def _by_decision(episodes: Sequence[EpisodeRow]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for episode in episodes:
+        counts[episode.decided_by or "unclassified"] += 1
+    return {name: counts[name] for name in (*DECISIONS, "unclassified") if counts[name]}
 
 
 class ReportedRun(Frozen):
@@ -104,6 +160,7 @@ class GroupReport(Frozen):
     runs: tuple[ReportedRun, ...]
     rows: tuple[RateRow, ...]
     breakdown: tuple[RateRow, ...] = ()
+    breakdown_by: Breakdown | None = Field(default=None, description="what `breakdown` is by (`--by`)")
     control_episodes: dict[str, int] = Field(default_factory=dict)
     practice_episodes: dict[str, int] = Field(
         default_factory=dict, description="of the control episodes, a study's practice tasks"
@@ -111,6 +168,21 @@ class GroupReport(Frozen):
     model: ModelReport | None = None
     model_note: str | None = None
     """Why the model asked for was not fitted (too few exposures)."""
+    paired: tuple[PairedRow, ...] = Field(
+        default=(), description="injected episodes beside their paired controls (`--control paired`)"
+    )
+    flips: tuple[FlipRow, ...] = Field(
+        default=(), description="replicates of one (task, injection) whose outcomes differ"
+    )
+    power: tuple[PowerRow, ...] = Field(default=(), description="per type: n, interval width, detectable")
+    by_type_under_test: tuple[RateRow, ...] = Field(
+        default=(), description="per type, pooled over every operator but the careful and naive baselines"
+    )
+
+    @property
+    def under_test(self) -> list[str]:
+        """The operators `by_type_under_test` pools."""
+        return [operator for operator in self.operators if operator.split(" (")[0] not in POLICY_BASELINES]
 
     def cell(self, operator: str, pattern_type: str) -> RateRow | None:
         return next((r for r in self.rows if (r.operator, r.pattern_type) == (operator, pattern_type)), None)
@@ -201,11 +273,27 @@ def group_report(
         ),
         rows=tuple(rate_rows(group.episodes)),
         breakdown=tuple(rate_rows(group.episodes, breakdown)) if breakdown else (),
+        breakdown_by=breakdown,
         control_episodes=dict(controls),
         model=fit_model(group.episodes, model) if model is not None and refusal is None else None,
         model_note=refusal,
         practice_episodes=dict(practice),
+        paired=tuple(paired_rows(group.episodes)),
+        flips=tuple(flip_rows(group.episodes)),
+        power=tuple(power_rows(group.episodes)),
+        by_type_under_test=tuple(_under_test(group.episodes)),
     )
+
+
+def _under_test(episodes: Sequence[EpisodeRow]) -> list[RateRow]:
+    """Per type, every operator but the careful and naive baselines pooled."""
+    by_type: dict[str, list[EpisodeRow]] = defaultdict(list)
+    for episode in episodes:
+        if episode.pattern_type is not None and episode.operator.split(" (")[0] not in POLICY_BASELINES:
+            by_type[episode.pattern_type].append(episode)
+    return [
+        RateRow.from_episodes(UNDER_TEST, name, by_type[name]) for name in sorted(by_type, key=_type_order)
+    ]
 
 
 def analyse(

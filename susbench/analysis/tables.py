@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from susbench.analysis.compare import CompareReport, Side
 from susbench.analysis.drift import DriftReport
 from susbench.analysis.model import Comparison, ModelReport
+from susbench.analysis.paired import MeanDifference
 from susbench.analysis.summary import ALL, GroupReport, RateRow
 from susbench.analysis.walk import AnchorObservation
 
@@ -116,7 +117,7 @@ def breakdown(report: GroupReport) -> Rows:
     headers = [
         "operator",
         "pattern type",
-        "item",
+        str(report.breakdown_by),
         "avoidance",
         "95% CI",
         "avoided",
@@ -141,6 +142,127 @@ def breakdown(report: GroupReport) -> Rows:
         for row in report.breakdown
     ]
     return Rows("Breakdown", headers, rows, left=3)
+
+
+def _how(counts: dict[str, int]) -> str:
+    return " · ".join(f"{name.replace('_', ' ')} {count}" for name, count in counts.items()) or "—"
+
+
+def decided(report: GroupReport) -> Rows:
+    """How each exposure was decided, the paper's avoidance beside engaged avoidance, and completion."""
+    rows = []
+    for row in report.rows:
+        if row.exposures == 0 and row.completion_checked == 0:
+            continue
+        not_avoided = {name: row.decided_by[name] - row.avoided_by.get(name, 0) for name in row.decided_by}
+        rows.append(
+            [
+                row.operator if row.operator != ALL else "all operators",
+                row.pattern_type,
+                _how(row.avoided_by),
+                _how({name: count for name, count in not_avoided.items() if count}),
+                rate_cell(row),
+                "—"
+                if row.engaged_rate is None
+                else f"{percent(row.engaged_rate)} {interval(row.engaged_ci_low, row.engaged_ci_high)} "
+                f"n={row.engaged}",
+                "—"
+                if row.completion_rate is None
+                else f"{percent(row.completion_rate)} of {row.completion_checked}",
+            ]
+        )
+    return Rows(
+        "How each exposure was decided; engaged avoidance counts only chose and moved on",
+        [
+            "operator",
+            "pattern type",
+            "avoided by",
+            "not avoided by",
+            "avoidance (paper)",
+            "engaged avoidance",
+            "completion",
+        ],
+        rows,
+        left=4,
+    )
+
+
+def _mean_cell(found: MeanDifference | None, unit: str) -> str:
+    if found is None:
+        return "—"
+    spread = "" if found.ci_low is None else f" [{found.ci_low:+.1f}, {found.ci_high:+.1f}]"
+    return f"{found.with_pattern:.1f} vs {found.without:.1f} {unit}: {found.difference:+.1f}{spread}"
+
+
+def paired(report: GroupReport) -> Rows:
+    """Injected episodes beside their paired controls (run with --control paired)."""
+    rows = [
+        [
+            row.operator if row.operator != ALL else "all operators",
+            row.pattern_type,
+            str(row.pairs),
+            "—"
+            if row.completion_difference is None
+            else f"{row.completed_with} vs {row.completed_without} of {row.completion_pairs}",
+            "—"
+            if row.completion_difference is None
+            else f"{signed_percent(row.completion_difference)} "
+            f"{interval(row.completion_ci_low, row.completion_ci_high, signed_percent)}",
+            "—" if row.mcnemar_p is None else p_value(row.mcnemar_p),
+            _mean_cell(row.steps, "steps"),
+            _mean_cell(row.seconds, "s"),
+        ]
+        for row in report.paired
+    ]
+    headers = [
+        "operator",
+        "pattern type",
+        "pairs",
+        "completed with vs without",
+        "difference, 95% Newcombe",
+        "McNemar p",
+        "steps, difference [95% t]",
+        "time, difference [95% t]",
+    ]
+    return Rows("With and without the pattern (paired controls)", headers, rows, left=2)
+
+
+def flips(report: GroupReport) -> Rows:
+    """Replicates of one (task, injection) whose outcomes differ; each operator's total first."""
+    ordered = sorted(report.flips, key=lambda row: (row.operator, row.task_id is not None, row.task_id or ""))
+    rows = [
+        [
+            row.operator,
+            row.task_id or "all (task, injection)s",
+            row.injection_id or "",
+            str(row.replicates),
+            f"{row.differing} of {row.pairs}",
+            percent(row.flip_rate),
+            _how(row.outcomes),
+        ]
+        for row in ordered
+    ]
+    headers = ["operator", "task", "injection", "replicates", "pairs that differ", "flip rate", "outcomes"]
+    return Rows("Replicates: how often the outcome flips between identical runs", headers, rows, left=3)
+
+
+def power(report: GroupReport) -> Rows:
+    rows = [
+        [
+            row.pattern_type,
+            str(row.exposures),
+            percent(row.rate),
+            "—" if row.interval_width is None else f"{100 * row.interval_width:.0f} pp",
+            "none" if row.detectable is None else f"{100 * row.detectable:.0f} pp",
+        ]
+        for row in report.power
+    ]
+    headers = ["pattern type", "n exposures", "avoidance", "95% interval width", "detectable difference"]
+    return Rows(
+        "Power: the smallest difference from another type (same n) detectable at α 0.05 with 80% power",
+        headers,
+        rows,
+    )
 
 
 def terms(model: ModelReport) -> Rows:

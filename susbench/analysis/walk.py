@@ -178,8 +178,10 @@ def observe_snapshot(
     injections: dict[str, Injection],
     extension_dir: Path,
     shots: Path,
+    progress: Callable[[str], None] | None = None,
 ) -> SideObservation:
-    """Every task's pages, and every injection's anchor (on the first selected task carrying it)."""
+    """Every task's pages, and every injection's anchor (on the first selected task carrying it);
+    `progress` hears of each task walked."""
     shots.mkdir(parents=True, exist_ok=True)
     pages: list[PageObservation] = []
     anchors: list[AnchorObservation] = []
@@ -188,7 +190,9 @@ def observe_snapshot(
         with LocalBackend(playwright).launch(profile) as session:
             walker = SnapshotWalker(session, server, shots)
             done: set[str] = set()
-            for task in tasks:
+            for number, task in enumerate(tasks, start=1):
+                if progress:
+                    progress(f"{snapshot.name}: task {number}/{len(tasks)} {task.id}")
                 pages += walker.pages(task)
                 for injection_id in task.injections:
                     if injection_id not in done:

@@ -5,8 +5,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import os
 import signal
+import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -25,6 +29,37 @@ def die_with_parent() -> None:
     """`preexec_fn` of an app's server process: Linux sends it SIGTERM when the process that started
     it dies, even by SIGKILL, so a killed `apps serve` or recording leaves no server behind."""
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _live_members(group: int) -> list[int]:
+    """The processes of a process group that still run (zombies left for init to reap are done)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            # pid (comm) state ppid pgrp ...: comm may hold spaces, so split after its ')'
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == group and fields[0] != "Z":
+                members.append(int(stat.parent.name))
+    return members
+
+
+def stop_group(process: subprocess.Popen[bytes], grace_s: float) -> None:
+    """Stops a server's whole process group and returns once none of it runs, even when the leader
+    itself is already gone: Apache's and gunicorn's workers outlive a leader killed by SIGKILL."""
+    group = process.pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace_s)
+    deadline = time.monotonic() + grace_s
+    while _live_members(group) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(group, signal.SIGKILL)
+    process.wait(timeout=5)
+    deadline = time.monotonic() + 5
+    while _live_members(group) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 class AppError(SusbenchError):

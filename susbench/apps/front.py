@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import http.client
 import ssl
-import threading
 from datetime import date as Date
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from susbench.core.models import HostMap, ResolveRule
-from susbench.web.server import MAX_BODY, SniffingServer
-from susbench.web.tls import TlsFiles, ensure_tls
+from susbench.web.server import MAX_BODY, LoopbackSites, SniffingServer
+from susbench.web.tls import ensure_tls
 
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade", "date"}
@@ -91,10 +88,8 @@ class _FrontServer(SniffingServer):
         self.backend_port = backend
 
 
-class AppFront:
+class AppFront(LoopbackSites):
     """A running app's front on one loopback port (a context manager and a browser `Route`)."""
-
-    proxy_url: str | None = None
 
     def __init__(
         self,
@@ -107,73 +102,11 @@ class AppFront:
         ca_dir: Path | None = None,
     ) -> None:
         self.name = name
-        self.hosts = hosts
         self.date = day
-        self.host = host
-        self._tls_files: TlsFiles = ensure_tls(hosts, ca_dir, leaf=f"leaf-app-{name}.pem")
-        self._server = _FrontServer((host, port), self._tls_files.context, day, hosts, backend_port)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
-
-    @property
-    def connections(self) -> int:
-        """TCP connections accepted so far (a replay test asserts none reach the app)."""
-        return self._server.connections
-
-    @property
-    def ca_cert_path(self) -> Path:
-        return self._tls_files.ca_cert
-
-    @property
-    def spki(self) -> str:
-        return self._tls_files.spki
-
-    @property
-    def loopback(self) -> str:
-        return "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        tls = ensure_tls(hosts, ca_dir, leaf=f"leaf-app-{name}.pem")
+        server = _FrontServer((host, port), tls.context, day, hosts, backend_port)
+        super().__init__(server, tls, hosts, host, f"appfront-{name}")
 
     @property
     def host_resolver_rules(self) -> str:
         return ", ".join(f"MAP {host} {self.loopback}:{self.port}" for host in self.hosts)
-
-    @property
-    def resolve(self) -> HostMap:
-        """Every app host -> this front, for both schemes."""
-        return HostMap(
-            rules=tuple(
-                ResolveRule(host=host, ip=self.loopback, target_port=self.port) for host in self.hosts
-            )
-        )
-
-    def url(self, host: str, path: str = "/", scheme: str = "https") -> str:
-        return f"{scheme}://{host}{path if path.startswith('/') else '/' + path}"
-
-    def start(self) -> AppFront:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name=f"appfront-{self.name}-{self.port}",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._server.server_close()
-        self._server.close_connections()
-
-    def __enter__(self) -> AppFront:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()

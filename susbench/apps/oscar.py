@@ -13,7 +13,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from susbench.apps.base import AppError, Log, die_with_parent
+from susbench.apps.base import AppError, Log, die_with_parent, stop_group
 from susbench.apps.content import ContentDigest, SiteContent
 from susbench.apps.pictures import picture
 from susbench.apps.spec import AppSpec, app_cache
@@ -219,14 +218,8 @@ class OscarDriver:
 
     def stop(self) -> None:
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=5)
+        if process is not None:
+            stop_group(process, grace_s=10)
 
     def digest(self) -> ContentDigest:
         if self._run_dir is None:

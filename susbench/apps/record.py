@@ -8,6 +8,7 @@ manifest (`<snapshot>.json`) keeps the content digest the app was recorded with.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from datetime import UTC, datetime
 from datetime import date as Date
@@ -72,7 +73,11 @@ def record_app(
         )
     target = out or default_snapshot_path(name, day)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.stem}.partial.wacz")
+    # In a hidden folder beside the target under the target's own name (a snapshot's id is its
+    # file's stem), moved into place when whole.
+    scratch = target.parent / f".{target.stem}.partial"
+    scratch.mkdir(exist_ok=True)
+    partial = scratch / target.name
     started = time.monotonic()
     try:
         with serve_app(name, day, seed, log=say) as served:
@@ -88,7 +93,7 @@ def record_app(
             digest = served.verify()
         os.replace(partial, target)
     finally:
-        partial.unlink(missing_ok=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     manifest = AppSnapshot(
         app=name,
         software=served.driver.spec.title,

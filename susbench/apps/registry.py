@@ -8,8 +8,10 @@ from susbench.apps.base import AppDriver
 from susbench.apps.spec import find_spec
 
 DRIVERS = {
+    "ghost": "susbench.apps.ghost:GhostDriver",
     "oscar": "susbench.apps.oscar:OscarDriver",
     "pretix": "susbench.apps.pretix:PretixDriver",
+    "wordpress": "susbench.apps.wordpress:WordPressDriver",
 }
 
 

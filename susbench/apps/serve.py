@@ -18,6 +18,8 @@ from susbench.apps.content import ContentDigest, SiteContent, site_content
 from susbench.apps.front import AppFront
 from susbench.apps.registry import driver
 from susbench.apps.spec import app_cache
+from susbench.core.errors import SusbenchError
+from susbench.replayer.service import check_port
 
 
 @dataclass(frozen=True)
@@ -55,15 +57,10 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def check_free(name: str, host: str, port: int) -> None:
-    if port == 0:
-        return
-    with socket.socket() as probe:
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            raise AppError(
-                name, f"cannot listen on {host}:{port}: {exc.strerror}", "choose another port with --port"
-            ) from None
+    try:
+        check_port(host, port)
+    except SusbenchError as exc:
+        raise AppError(name, str(exc), "choose another port with --port") from None
 
 
 def _quiet(message: str) -> None:

@@ -183,9 +183,11 @@ class ExtensionBridge:
     def choices(self, page: Page, scroll_to: ChoiceRole | None = None, wait: float = 0.0) -> list[Choice]:
         """The injected pattern's choices on `page` with viewport rects (empty if nothing injected).
 
-        `scroll_to` first scrolls that role's element to the viewport centre as a person can (the page
-        and scrollable boxes move, boxes that clip their overflow do not); `wait` polls that long for
-        the pattern to appear (late anchors, delayed pop-ups).
+        `scroll_to` (a role the pattern has) first scrolls the pattern as a whole, unless it is wholly
+        in view, to the viewport centre as a person can (the page and scrollable boxes move, boxes
+        that clip their overflow do not): the same scroll whichever role is named, so a page watching
+        the scroll cannot tell which option is about to be clicked; `wait` polls that long for the
+        pattern to appear (late anchors, delayed pop-ups).
         """
         deadline = time.monotonic() + wait
         while True:
@@ -318,6 +320,13 @@ class ExtensionEpisode:
             data.get("injection_id"),
         ) == (self.id, self.injection_id)
         return ExtensionReport.model_validate({**data, "signature_valid": valid})
+
+    def key(self) -> str:
+        """The episode's HMAC key, inside its `with` block: stored with the signed report so the report
+        can be checked offline; it guards the report from the page only while the episode runs."""
+        if self._secret is None:
+            raise SusbenchError(f"episode {self.id!r}: key() outside its `with` block")
+        return self._secret
 
     def report(self, timeout: float = 2.0) -> ExtensionReport:
         """End the episode (the extension scores it and stops injecting) and return its verified

@@ -28,7 +28,7 @@ from susbench.agents.harness import save_image
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
 from susbench.operators.base import OperatorResult, OperatorSettings, SubjectContext
-from susbench.results.trace import StepRecord
+from susbench.records.trace import StepRecord
 
 CHANNEL_VARIABLE = "SUSBENCH_BROWSERGYM_CHANNEL"
 OBSERVATION = "browsergym"

@@ -13,13 +13,16 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from pathlib import Path
+
+from pydantic import TypeAdapter, ValidationError
 
 from susbench.catalog.languages import LANGUAGES_DIR, Language, load_languages, store_languages
 from susbench.catalog.vocabulary import load_vocabulary
 from susbench.core.errors import InputError
-from susbench.core.loading import load_model
-from susbench.core.models import PATTERN_TYPES, Frozen, Injection, PatternType
+from susbench.core.loading import load_model, read_data_file
+from susbench.core.models import PATTERN_TYPES, Frozen, Injection, PatternType, injection_problems
 from susbench.core.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
@@ -86,17 +89,56 @@ def load_injections(paths: Sequence[Path] = ()) -> list[Injection]:
             injection = load_model(path, Injection)
         except InputError as exc:
             problems.append(str(exc))
+            with suppress(InputError):  # a file that parses: its place too, so one round shows every error
+                data = read_data_file(path)
+                problems += [
+                    f"{path}: {problem}" for problem in _model_problems(data) if problem not in str(exc)
+                ]
+                problems += _misplaced(path, data)
             continue
         if injection.id in seen:
             problems.append(f"{path}: field 'id': {injection.id!r} is already used by {seen[injection.id]}")
-        elif path.stem != injection.id or path.parent.name != site_folder(injection):
-            expected = f"{site_folder(injection)}/{injection.id}.yaml"
-            problems.append(f"{path}: field 'id': the file must be {expected}")
+        else:
+            problems += _misplaced(path, {"id": injection.id, "site": injection.site})
         seen[injection.id] = path
         injections.append(injection)
     if problems:
         raise InputError("\n".join(problems))
     return injections
+
+
+def _model_problems(data: object) -> list[str]:
+    """The model-wide checks of a file whose other fields have errors, when the fields those checks
+    read are valid on their own (pydantic runs them only once every field is)."""
+    if not isinstance(data, dict):
+        return []
+    fields = Injection.model_fields
+    try:
+        values = {
+            name: TypeAdapter(fields[name].annotation).validate_python(data[name])
+            for name in ("type", "site", "page")
+        }
+        texts = TypeAdapter(fields["texts"].annotation).validate_python(data.get("texts", {}))
+        placement = TypeAdapter(fields["placement"].annotation).validate_python(
+            data.get("placement", fields["placement"].default)
+        )
+    except (KeyError, ValidationError):
+        return []
+    return injection_problems(values["type"], texts, placement, values["site"], values["page"].url)
+
+
+def _misplaced(path: Path, data: object) -> list[str]:
+    """The file's place when its id and site are readable: `<site>/<id>.yaml` (`generic/` for site `*`)."""
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("id"), str)
+        or not isinstance(data.get("site"), str)
+    ):
+        return []
+    folder = GENERIC_DIR.name if data["site"] == "*" else data["site"]
+    if path.stem == data["id"] and path.parent.name == folder:
+        return []
+    return [f"{path}: field 'id': the file must be {folder}/{data['id']}.yaml"]
 
 
 def site_folder(injection: Injection) -> str:

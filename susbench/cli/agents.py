@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from susbench.core.errors import SusbenchError
+from susbench.core.tables import FittedTable
 from susbench.results.store import Store, trace_folder
 
 if TYPE_CHECKING:
@@ -237,9 +237,11 @@ def trace(
         typer.echo(f"{html_out}: {len(steps)} steps")
         return
     sums = totals(steps)
-    table = Table("step", "page", "actions", "the model's words", "model", title=f"{episode_id} ({task_id})")
-    for row in render_text_rows(steps):
-        table.add_row(*row)
+    table = FittedTable(
+        ("step", "page", "actions", "the model's words", "model"),
+        render_text_rows(steps),
+        title=f"{episode_id} ({task_id})",
+    )
     console = Console(highlight=False)
     console.print(table)
     cost = "unpriced" if sums["cost_usd"] is None else f"${sums['cost_usd']:.4f}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -14,14 +15,18 @@ from susbench.analysis.drift import drift_tasks, measure_drift, record_live, sna
 from susbench.analysis.figures import write_group_figures
 from susbench.analysis.html_report import compare_page, default_gallery, drift_page, write_page, write_report
 from susbench.analysis.model import ModelSpec
+from susbench.analysis.power import ALPHA, POWER, exposures_needed
 from susbench.analysis.render import render_analysis, render_compare, render_drift
 from susbench.analysis.results import group_results
 from susbench.analysis.summary import Breakdown, analyse
 from susbench.catalog.injections import load_injections
 from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
-from susbench.cli.terminal import output_console
+from susbench.cli.terminal import output_console, progress_lines
 from susbench.core.errors import SusbenchError
+from susbench.core.models import PATTERN_TYPES
+from susbench.core.tables import counted
 from susbench.results.store import Store
+from susbench.web.edition import DEFAULT_DATE
 
 
 def report(
@@ -71,8 +76,9 @@ def report(
         typer.echo(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
         console.print(render_analysis(result))
-    if written and not as_json:
-        console.print("wrote " + ", ".join(str(path) for path in written), soft_wrap=True)
+    if not as_json:
+        for path in written:
+            console.print(f"wrote {path}", soft_wrap=True)
 
 
 def compare(
@@ -106,7 +112,7 @@ def drift(
     ] = False,
     live_date: Annotated[
         datetime | None,
-        typer.Option(formats=["%Y-%m-%d"], help="the local web's date for --live (default: today)"),
+        typer.Option(formats=["%Y-%m-%d"], help=f"the local web's date for --live (default: {DEFAULT_DATE})"),
     ] = None,
     tasks: Annotated[
         str, typer.Option(help="all, a task id, a site host, a pattern type or a glob over ids")
@@ -128,19 +134,56 @@ def drift(
     folder = out or Path(f"drift-{snapshot_a.stem}-vs-{snapshot_b.stem if snapshot_b else 'live'}")
     folder.mkdir(parents=True, exist_ok=True)
     console = output_console()
+    progress = progress_lines()
     if snapshot_b is None:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a), injections)
-        day = live_date.date() if live_date else None
-        console.print(
-            f"recording {len(chosen)} task flows from the local web ({day or 'today'})", soft_wrap=True
-        )
-        snapshot_b = record_live(chosen, folder / f"live-{day or 'today'}.wacz", day)
+        day = live_date.date() if live_date else DEFAULT_DATE
+        progress(f"recording {counted(len(chosen), 'task flow')} from the local web ({day})")
+        snapshot_b = record_live(chosen, folder / f"live-{day}.wacz", day, progress)
     else:
         chosen = drift_tasks(tasks, snapshot_hosts(snapshot_a, snapshot_b), injections)
-    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder)
+    result = measure_drift(snapshot_a, snapshot_b, chosen, injections, folder, progress)
     page = write_page(folder, "drift.html", drift_page(result, folder))
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
     console.print(render_drift(result))
     console.print(f"wrote {page}", soft_wrap=True)
+
+
+def plan(
+    detect: Annotated[
+        float,
+        typer.Option(
+            "--detect", min=0.01, max=0.99, help="the difference in avoidance between two types, e.g. 0.2"
+        ),
+    ],
+    baseline: Annotated[
+        float, typer.Option("--baseline", min=0.0, max=1.0, help="one type's avoidance (0.5: the worst case)")
+    ] = 0.5,
+    exposure_rate: Annotated[
+        float,
+        typer.Option("--exposure-rate", min=0.01, max=1.0, help="share of episodes whose pattern is decided"),
+    ] = 1.0,
+    types: Annotated[int, typer.Option("--types", min=2, help="pattern types in the study")] = len(
+        PATTERN_TYPES
+    ),
+    alpha: Annotated[float, typer.Option("--alpha", min=0.001, max=0.5)] = ALPHA,
+    power: Annotated[float, typer.Option("--power", min=0.5, max=0.999)] = POWER,
+    as_json: JsonOption = False,
+) -> None:
+    """How many episodes per pattern type a study needs to tell two types apart (two-sided, equal n)."""
+    needed = exposures_needed(detect, baseline, alpha, power)
+    episodes = math.ceil(needed / exposure_rate)
+    if as_json:
+        fields = {"detect": detect, "baseline": baseline, "alpha": alpha, "power": power, "types": types}
+        answer = {"exposures_per_type": needed, "episodes_per_type": episodes, "episodes": episodes * types}
+        typer.echo(json.dumps({**fields, "exposure_rate": exposure_rate, **answer}, indent=2))
+        return
+    output_console().print(
+        f"To detect a difference of {100 * detect:.0f} pp in avoidance between two types (one at "
+        f"{100 * baseline:.0f}%) at α {alpha:g} with {100 * power:.0f}% power: {needed} exposures per type; "
+        f"with {100 * exposure_rate:.0f}% of episodes exposed, {episodes} episodes per type, "
+        f"{episodes * types} for {types} types.",
+        soft_wrap=True,
+    )

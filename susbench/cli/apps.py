@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import date as Date
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -13,20 +14,22 @@ from susbench.apps import driver, load_specs, serve_app
 from susbench.apps.record import record_app
 from susbench.cli.options import JsonOption
 from susbench.cli.web import print_route, wait_for_interrupt
+from susbench.web.edition import DEFAULT_DATE
 
 app = typer.Typer(help="Real web applications run here as the live web.", no_args_is_help=True)
 
 DateOption = Annotated[
     datetime | None,
     typer.Option(
-        formats=["%Y-%m-%d"], help="site date YYYY-MM-DD (drives prices, stock, headlines); default today"
+        formats=["%Y-%m-%d"],
+        help=f"site date YYYY-MM-DD (drives prices, stock, headlines); default {DEFAULT_DATE}",
     ),
 ]
 SeedOption = Annotated[int, typer.Option(help="seed of the generated content")]
 
 
-def _day(value: datetime | None) -> datetime:
-    return value or datetime.now(UTC)
+def _day(value: datetime | None) -> Date:
+    return value.date() if value else DEFAULT_DATE
 
 
 @app.command("list")
@@ -75,7 +78,7 @@ def serve(
 ) -> None:
     """Serve the app under its hostnames until Ctrl-C, printing URLs, Chromium flags and the host
     map, as `susbench web serve` does (record, run --live, compare and drift work the same)."""
-    day = _day(date).date()
+    day = _day(date)
     with serve_app(
         name, day, seed, port=port, host=host, log=lambda line: typer.echo(f"{name}: {line}")
     ) as served:
@@ -100,6 +103,6 @@ def record(
 ) -> None:
     """Serve the app and record every one of its tasks' capture plans into one WACZ, with the app's
     content digest beside it (<snapshot>.json)."""
-    day = _day(date).date()
+    day = _day(date)
     written = record_app(name, day, seed, out, log=lambda line: typer.echo(f"{name}: {line}"), selector=tasks)
     typer.echo(f"wrote {written.snapshot} and {written.manifest}")

@@ -18,14 +18,16 @@ from susbench.authoring.review import ACCEPTED, accept, draft_folders, find_draf
 from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks
 from susbench.catalog.tasksets import REALPAGES, TASK_SETS, build_realpages_snapshot
-from susbench.cli.options import GenericInjectionsOption, JsonOption
+from susbench.cli.options import GenericInjectionsOption, InjectionsOption, JsonOption
 from susbench.cli.realism import realism
 from susbench.cli.terminal import output_console, shell_words
+from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES, SEMANTIC_KINDS, Injection, PatternType
 from susbench.core.paths import INJECTIONS_DIR, cache_dir
 from susbench.core.tables import FittedTable
 from susbench.preview.anchors import GOAL, AnchorRow, PageSurvey, generic_injections, measure, summarize
-from susbench.preview.injection_preview import PREVIEW_DATE, preview_gallery, preview_real_pages
+from susbench.preview.injection_preview import preview_gallery, preview_real_pages
+from susbench.web.edition import DEFAULT_DATE
 
 injections_app = typer.Typer(no_args_is_help=True)
 extension_app = typer.Typer(no_args_is_help=True)
@@ -88,7 +90,7 @@ def preview(
     only: Annotated[list[str] | None, typer.Option("--id", help="only these injection ids")] = None,
     date: Annotated[
         str, typer.Option(help="local web date (sites redesign after their drift date)")
-    ] = PREVIEW_DATE,
+    ] = DEFAULT_DATE.isoformat(),
     real_pages: Annotated[
         int,
         typer.Option(
@@ -96,9 +98,15 @@ def preview(
             "(replayed from their snapshot, built from ../shared/realdata)"
         ),
     ] = 0,
+    extra: InjectionsOption = None,
 ) -> None:
-    injections = load_injections()
-    shown = [item for item in injections if not only or item.id in only]
+    injections = load_injections((INJECTIONS_DIR, *extra) if extra else ())
+    unknown = sorted(set(only or ()) - {item.id for item in injections})
+    if unknown:
+        raise SusbenchError(f"--id {', '.join(unknown)}: no such injection (`susbench injections list`)")
+    # with --injections and no --id: the folder's own injections (the catalog's are there to check ids)
+    chosen = set(only) if only else {item.id for item in load_injections(tuple(extra))} if extra else None
+    shown = [item for item in injections if chosen is None or item.id in chosen]
     gallery = preview_gallery(
         shown,
         injections,

@@ -119,6 +119,16 @@ COMMANDS = {
     "results": Entry(
         "susbench.cli.results:results_app", "Export results: Parquet plus a run.json manifest.", RESULTS
     ),
+    "rescore": Entry(
+        "susbench.cli.results:rescore",
+        "Score every stored outcome again from its signed evidence with the current rules.",
+        RESULTS,
+    ),
+    "plan": Entry(
+        "susbench.cli.analysis:plan",
+        "How many episodes per pattern type a study needs to detect a difference (power).",
+        RESULTS,
+    ),
     "reproduce": Entry(
         "susbench.cli.run:reproduce",
         "Re-run a results bundle on a snapshot; report outcomes that differ.",

@@ -57,7 +57,7 @@ JsonOption = Annotated[
     ),
 ]
 OperatorConfigOption = Annotated[
-    Path | None, typer.Option(help="agents: a YAML file of further settings (README: Agents)")
+    Path | None, typer.Option(help="agents: a YAML file of further settings (docs/agents.md)")
 ]
 ServeOption = Annotated[
     bool,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Annotated
@@ -35,12 +36,19 @@ def realism(
     ] = None,
 ) -> None:
     rows: list[RealismRow] = []
+    progress = Console(stderr=True)
     for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots):
         rows.append(row)
-        if as_json:
-            typer.echo(row.model_dump_json())
-    if not as_json:
-        Console().print(type_table(rows))
+        verdict = "native" if row.native else "not native"
+        progress.print(f"{len(rows)}: {row.injection} on {row.page}: {verdict}", soft_wrap=True)
+    if as_json:
+        typer.echo(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+        return
+    console = Console()
+    console.print(type_table(rows))
+    for row in rows:
+        for reason in row.reasons:
+            console.print(f"{row.type} {row.injection} on {row.page}: {reason}", soft_wrap=True, markup=False)
 
 
 def type_table(rows: list[RealismRow]) -> Table:
@@ -51,6 +59,7 @@ def type_table(rows: list[RealismRow]) -> Table:
         "worst attribute",
         "named faults",
         title=f"native per pattern type (goal ≥ {GOAL:.0%})",
+        caption="each named fault is listed below the table" if any(row.reasons for row in rows) else None,
     )
     by_type: dict[str, list[RealismRow]] = defaultdict(list)
     for row in rows:

@@ -186,6 +186,7 @@ class CatalogProgress(ShownProgress):
         }
 
     def event(self, event: SiteEvent) -> None:
+        self._show()
         bar = self._bars[event.site]
         if event.kind == "start":
             self._progress.update(bar, total=event.total, completed=0, description="starting")

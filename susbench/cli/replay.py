@@ -11,14 +11,14 @@ from typing import Annotated, cast
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from susbench.browser import QUIET_FLAGS
 from susbench.cli.options import JsonOption
-from susbench.cli.terminal import json_words, shell_words
+from susbench.cli.terminal import json_words, progress_lines, shell_words
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.paths import complete_snapshots
+from susbench.core.tables import FittedTable
 from susbench.replayer.check import Mode, check_snapshot
 from susbench.replayer.direct import DirectReplayServer
 from susbench.replayer.proxy import ReplayServer
@@ -30,19 +30,15 @@ MODE_HELP = "proxy: an HTTP(S) proxy for any browser; direct: every host resolve
 console = Console()
 
 
-PAGE_COLUMN_MIN = 24
 COVERAGE_LEGEND = "req: the pages' requests; bg: Chromium's own requests, not in hit % (— if none)"
 LOG_POLL_S = 0.25
 
 
-def _coverage_table(title: str, rows: list[tuple[str, Coverage]]) -> Table:
-    """Counts per page; the page column folds long URLs, so pages of one site stay apart at 80 columns."""
-    table = Table(title=title, title_justify="left", caption=COVERAGE_LEGEND, box=None, padding=(0, 1))
-    table.add_column("page", overflow="fold", min_width=PAGE_COLUMN_MIN, ratio=1)
-    for column in ("req", "exact", "canon", "fuzzy", "miss", "bg", "hit %"):
-        table.add_column(column, justify="right", no_wrap=True, max_width=6)
-    for name, cov in rows:
-        table.add_row(
+def _coverage_table(title: str, rows: list[tuple[str, Coverage]]) -> FittedTable:
+    """Counts per page; at a narrow terminal one record per page, so no page address is ever cut."""
+    headers = ("page", "req", "exact", "canon", "fuzzy", "miss", "bg", "hit %")
+    cells = [
+        [
             name.split("://", 1)[-1],
             str(cov.requests),
             str(cov.exact),
@@ -51,8 +47,10 @@ def _coverage_table(title: str, rows: list[tuple[str, Coverage]]) -> Table:
             str(cov.miss + cov.live),
             str(cov.browser),
             f"{cov.matched_ratio:.1%}" if cov.requests else "—",
-        )
-    return table
+        ]
+        for name, cov in rows
+    ]
+    return FittedTable(headers, cells, title, COVERAGE_LEGEND, left=1)
 
 
 def _print_unmatched(coverage: Coverage, page: str | None = None) -> None:
@@ -163,7 +161,7 @@ def check(
     """Load every page of the snapshot in headless Chromium through the replayer; report coverage."""
     if mode not in MODES:
         raise SusbenchError(f"--mode {mode!r}: expected 'proxy' or 'direct'")
-    pages = check_snapshot(snapshot, timeout_s=timeout_s, mode=cast(Mode, mode))
+    pages = check_snapshot(snapshot, timeout_s=timeout_s, mode=cast(Mode, mode), progress=progress_lines())
     if as_json:
         typer.echo(json.dumps([page.model_dump(mode="json") for page in pages], indent=2))
     else:

@@ -13,6 +13,7 @@ from susbench.cli.terminal import output_console
 from susbench.core.errors import SusbenchError
 from susbench.core.tables import FittedTable
 from susbench.results.bundle import export_bundle
+from susbench.results.rescore import rescore_store
 from susbench.results.store import Store
 
 # DuckDB's own names for unaliased aggregates, as a reader would write them.
@@ -53,3 +54,24 @@ def export(
     with Store(db, read_only=True) as store:
         written = export_bundle(store, parquet)
     output_console().print("\n".join(str(path) for path in written))
+
+
+def rescore(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
+    """Score every stored outcome again, offline, from the signed evidence it was computed from, with the
+    current scoring rules (the extension's own, in Node): which changed and why; nothing is deleted."""
+    done = rescore_store(db)
+    if as_json:
+        typer.echo(done.model_dump_json(indent=2))
+        return
+    console = output_console()
+    console.print(
+        f"{done.rescore_id}: {done.scored} outcomes scored with rules {done.rules_version}; "
+        f"{len(done.changed)} changed, {len(done.unscored)} not re-scored"
+        + (f", {done.classified} newly classified by how they were decided" if done.classified else "")
+    )
+    if done.changed:
+        cells = [[change.episode_id, change.why] for change in done.changed]
+        console.print(FittedTable(["episode", "changed"], cells, caption="changed outcomes"))
+    if done.unscored:
+        cells = [[item.episode_id, item.outcome.value, item.why] for item in done.unscored]
+        console.print(FittedTable(["episode", "kept", "why not re-scored"], cells, caption="not re-scored"))

@@ -46,12 +46,14 @@ from susbench.controller.stopping import stopping_on_signals
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.paths import complete_snapshots
+from susbench.core.tables import counted
 from susbench.distributed import BackendOptions, local_parallel, open_backend
 from susbench.operators import BASELINES, complete_operators, operator_names
 from susbench.operators.base import OperatorSettings
 from susbench.people.remote import remote_screen
+from susbench.records.episode import EpisodeRecord
 from susbench.results.bundle import Verdict
-from susbench.results.store import EpisodeRecord, Store, archive_folder, trace_folder
+from susbench.results.store import Store, archive_folder, trace_folder
 
 STOPPING_NOTICE = (
     "stopping: closing the running episodes' browsers (stored episodes are kept; the same command resumes)"
@@ -78,6 +80,7 @@ class ProgressDisplay(ShownProgress):
         self._bar = self._progress.add_task("run", total=0, operator=operator, outcomes="")
 
     def started(self, summary: RunSummary) -> None:
+        self._show()
         if summary.notice:
             self._progress.console.print(summary.notice, style="yellow", soft_wrap=True)
         todo = summary.planned - summary.skipped
@@ -140,6 +143,8 @@ RUN_FLAGS = {
     "repeats": Flag(WHAT),
     "seed": Flag(WHAT),
     "control_rate": Flag(WHAT),
+    "control": Flag(WHAT),
+    "redraw_injections": Flag(WHAT, name="--redraw-injections"),
     "db": Flag(HOW),
     "step_timeout_s": Flag(HOW, name="--step-timeout"),
     "episode_timeout_s": Flag(HOW, name="--episode-timeout"),
@@ -191,7 +196,7 @@ def run(**given: Any) -> None:
     console.print(_destinations(options), soft_wrap=True)
     outcomes = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.outcomes.items())) or "none"
     console.print(
-        f"{summary.run_id}: {summary.stored} episodes stored, {summary.skipped} already stored "
+        f"{summary.run_id}: {counted(summary.stored, 'episode')} stored, {summary.skipped} already stored "
         f"(of {summary.planned}); outcomes: {outcomes}",
         soft_wrap=True,
     )
@@ -246,7 +251,7 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
         None,
         panel=HOW,
     ),
-    *model_options(RunOptions, {name: RUN_FLAGS[name] for name in ("snapshot", "browser", "image")}),
+    *model_options(RunOptions, {name: RUN_FLAGS[name] for name in ("tasks", "snapshot", "browser", "image")}),
     *WHERE_OPTIONS,
     option(
         "local_model",
@@ -255,7 +260,7 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
             typer.Option(
                 "--local-model/--no-local-model",
                 help="also run the packaged small model (openai-chat on a local llama.cpp server) on the "
-                "nine one-per-type tasks; default: when the local-model extra is installed",
+                "nine one-per-type tasks (or on --tasks); default: when the local-model extra is installed",
             ),
         ],
         None,
@@ -263,8 +268,8 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
     ),
 )
 def demo(**given: Any) -> None:
-    """Every task once with each scripted baseline, offline from the bundled snapshot, then the report
-    (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
+    """Every task (or --tasks) once with each scripted baseline, offline from the bundled snapshot, then
+    the report (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
     # Imported here: the report's statistics (scipy) are most of `susbench run`'s start-up otherwise.
     from susbench.analysis.report import render_report, write_report_folder
 
@@ -289,18 +294,22 @@ def demo(**given: Any) -> None:
     with open_backend(where) as executor:
         for operator in ("naive", "careful", "random"):
             console.print(f"[bold]{operator}[/]")
-            options = RunOptions(tasks="all", operator=operator, parallel=at_once, **shared)
+            options = RunOptions(tasks=given["tasks"], operator=operator, parallel=at_once, **shared)
             _run_with_progress(options, console, executor)
         if with_model:
             with serving_for_run() as server:
                 console.print(f"[bold]openai-chat ({server.model}, on this CPU)[/]")
-                chosen = RunOptions(**local_run_fields(server), **shared)
+                model_tasks = None if given["tasks"] == "all" else given["tasks"]
+                chosen = RunOptions(**local_run_fields(server, tasks=model_tasks), **shared)
                 _run_with_progress(chosen, console, executor)
     with Store(db, read_only=True) as store:
         report, written = write_report_folder(store, db.parent / f"{db.stem}-report")
     console.print(render_report(report))
     console.print(f'results: {db}  (try `susbench query "SELECT * FROM episode_outcomes LIMIT 5" --db {db}`)')
-    figure = ", ".join(str(path) for path in written if path.stem == "figure4")
+    # a group's three-panel figure is the PNG with its caption beside it; its panels have none
+    figure = ", ".join(
+        str(path) for path in written if path.suffix == ".png" and path.with_suffix(".txt") in written
+    )
     console.print(f"report: {written[-1]}  (Figure 4: {figure or 'no injected episodes to plot'})")
 
 

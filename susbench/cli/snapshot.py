@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from susbench.core.errors import SnapshotError
@@ -88,25 +87,20 @@ def info_command(snapshot_path: SnapshotArgument) -> None:
     """Manifest, pages and record counts of a snapshot."""
     with Snapshot.open(snapshot_path) as snapshot:
         manifest = snapshot.manifest
-        table = Table(title=f"{snapshot_path.name}", show_header=False, title_justify="left")
-        table.add_column("field", no_wrap=True)
-        table.add_column("value", overflow="fold")
-        for key in ("id", "source", "created_at"):
-            table.add_row(key, str(getattr(manifest, key)))
+        fields: dict[str, str] = {key: str(getattr(manifest, key)) for key in ("id", "source", "created_at")}
         frozen_at = datetime.fromtimestamp(manifest.clock_seed_ms / 1000, UTC).isoformat(timespec="seconds")
-        table.add_row("frozen clock", f"{frozen_at} ({manifest.clock_seed_ms} ms): {FROZEN_CLOCK_NOTE}")
+        fields["frozen clock"] = f"{frozen_at} ({manifest.clock_seed_ms} ms): {FROZEN_CLOCK_NOTE}"
         for key in ("timezone", "locale", "user_agent", "browser_version"):
-            table.add_row(key, str(getattr(manifest, key)))
-        table.add_row("viewport", f"{manifest.viewport.width}x{manifest.viewport.height}")
-        table.add_row("targets", "\n".join(manifest.targets))
-        table.add_row("hosts", ", ".join(manifest.hosts))
-        table.add_row("tools", ", ".join(f"{k} {v}" for k, v in manifest.tool_versions.items()))
-        for name, count in record_counts(snapshot).items():
-            table.add_row(name, str(count))
-        table.add_row("sha256", snapshot.sha256)
+            fields[key] = str(getattr(manifest, key))
+        fields["viewport"] = f"{manifest.viewport.width}x{manifest.viewport.height}"
+        fields["targets"] = ", ".join(manifest.targets)
+        fields["hosts"] = ", ".join(manifest.hosts)
+        fields["tools"] = ", ".join(f"{k} {v}" for k, v in manifest.tool_versions.items())
+        fields |= {name: str(count) for name, count in record_counts(snapshot).items()}
+        fields["sha256"] = snapshot.sha256
         if manifest.damaged:
-            table.add_row("damaged", "\n".join(manifest.damaged))
-        console.print(table)
+            fields["damaged"] = ", ".join(manifest.damaged)
+        console.print(FittedTable(list(fields), [list(fields.values())], snapshot_path.name))
         console.print(Text(f"pages ({len(manifest.pages)})", style="italic"))
         for session, visits in groupby(manifest.pages, key=lambda page: page.session):
             rows = [

@@ -82,7 +82,7 @@ def study(
 
     if participant is None or consent is None:
         raise SusbenchError(
-            "susbench study needs --participant CODE and --consent FILE (see README: Running a study)"
+            "susbench study needs --participant CODE and --consent FILE (see docs/people.md: Running a study)"
         )
     console = output_console()
     options = StudyOptions(

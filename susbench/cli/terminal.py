@@ -6,7 +6,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Self
 
 from rich.console import Console
@@ -38,15 +38,33 @@ def output_console(log_width: int = LOG_WIDTH) -> Console:
     return Console(highlight=False, width=width)
 
 
+def progress_lines() -> Callable[[str], None]:
+    """Progress of long work as plain lines on stderr, so stdout keeps only the result (`--json`)."""
+    errors = Console(stderr=True, highlight=False)
+
+    def show(line: str) -> None:
+        errors.print(line, soft_wrap=True, markup=False)
+
+    return show
+
+
 class ShownProgress:
-    """Bars drawn while the `with` block runs; a display builds its `Progress` and says what moved."""
+    """Bars drawn from the display's first event until the `with` block ends; a display builds its
+    `Progress` and says what moved. Nothing is drawn before the work starts, so an error in the input
+    is the only line printed."""
 
     def __init__(self, progress: Progress) -> None:
         self._progress = progress
+        self._shown = False
 
     def __enter__(self) -> Self:
-        self._progress.start()
         return self
 
+    def _show(self) -> None:
+        if not self._shown:
+            self._shown = True
+            self._progress.start()
+
     def __exit__(self, *exc_info: object) -> None:
-        self._progress.stop()
+        if self._shown:
+            self._progress.stop()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -14,6 +13,7 @@ from susbench.browser import Route, routed_profile
 from susbench.cli.terminal import json_words, shell_words
 from susbench.core.models import HostMap
 from susbench.web.catalog import SITES
+from susbench.web.edition import DEFAULT_DATE
 from susbench.web.server import LocalWeb
 
 
@@ -35,14 +35,13 @@ def serve(
     port: int = typer.Option(8080, help="Loopback port serving HTTP and HTTPS."),
     host: str = typer.Option("127.0.0.1", help="Address to bind."),
     date: str = typer.Option(
-        None, help="Site date YYYY-MM-DD (drives prices, banners, drift); default today."
+        DEFAULT_DATE.isoformat(), help="Site date YYYY-MM-DD (drives prices, banners, drift)."
     ),
     seed: int = typer.Option(0, help="Seed for prices, ordering and the A/B variant."),
 ) -> None:
     """Serve every site until Ctrl-C, printing URLs, Chromium flags and the host map."""
-    day = date or datetime.now(UTC).date().isoformat()
-    with LocalWeb(port=port, date=day, seed=seed, host=host) as web:
-        typer.echo(f"Local web on {web.loopback}:{web.port} (date {day}, seed {seed})")
+    with LocalWeb(port=port, date=date, seed=seed, host=host) as web:
+        typer.echo(f"Local web on {web.loopback}:{web.port} (date {web.date}, seed {seed})")
         print_route(web, [(site.name, web.url(site.host)) for site in SITES])
         wait_for_interrupt()
 

@@ -23,8 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-from playwright.sync_api import Playwright
+from typing import TYPE_CHECKING
 
 from susbench.browser import BrowserProfile, BrowserSession, playwright_driver
 from susbench.container.control import (
@@ -48,6 +47,9 @@ from susbench.container.runtime import (
 )
 from susbench.core.errors import BrowserError, SnapshotError
 from susbench.replayer.service import Coverage, ReplayLogEntry
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Playwright
 
 READY_TIMEOUT_S = 60.0
 HOLD_TIMEOUT_S = 60

@@ -8,11 +8,44 @@ budget.py       the operator's time budget, in the worker
 browsers.py     a worker's browsers: local, or a warm container
 """
 
-from susbench.controller.identity import episode_key
-from susbench.controller.options import RunOptions, default_snapshot
-from susbench.controller.planning import EpisodeJob, plan_episodes
-from susbench.controller.pool import EpisodeExecutor, ExecutorFactory, LocalProcessPool
-from susbench.controller.run import RunObserver, RunSummary, run_benchmark, run_identity
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from susbench.core.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from susbench.controller.identity import episode_key
+    from susbench.controller.options import RunOptions, default_snapshot
+    from susbench.controller.planning import EpisodeJob, plan_episodes
+    from susbench.controller.pool import EpisodeExecutor, ExecutorFactory, LocalProcessPool
+    from susbench.controller.run import RunObserver, RunSummary, run_benchmark, run_identity
+
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "identity": ("episode_key",),
+        "options": (
+            "RunOptions",
+            "default_snapshot",
+        ),
+        "planning": (
+            "EpisodeJob",
+            "plan_episodes",
+        ),
+        "pool": (
+            "EpisodeExecutor",
+            "ExecutorFactory",
+            "LocalProcessPool",
+        ),
+        "run": (
+            "RunObserver",
+            "RunSummary",
+            "run_benchmark",
+            "run_identity",
+        ),
+    },
+)
 
 __all__ = [
     "EpisodeExecutor",

@@ -22,7 +22,7 @@ from susbench.controller.traffic import TrafficSource, replay_request
 from susbench.core.digests import tree_sha256
 from susbench.core.errors import BrowserError
 from susbench.core.models import Episode
-from susbench.results.store import RequestRecord
+from susbench.records.episode import RequestRecord
 
 
 @dataclass

@@ -24,7 +24,7 @@ CA_FOLDERS = {"local web": "localweb-ca", "replayer": "replay-ca", "recorder (mi
 CA_FILES = ("ca.pem", "mitmproxy-ca-cert.pem")
 CA_WARN_BEFORE = timedelta(days=30)
 PORTS = {8080: "susbench web serve", 8081: "susbench replay serve"}
-EXTRAS = {"agents": ("openai", "anthropic"), "ray": ("ray",)}
+EXTRAS = {"agents": ("openai", "anthropic"), "ray": ("ray",), "local-model": ("xllamacpp",)}
 
 
 class Check(Frozen):

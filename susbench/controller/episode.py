@@ -31,6 +31,7 @@ from susbench.controller.traffic import TrafficSource
 from susbench.core.errors import BrowserError
 from susbench.core.models import Event, EventSource, Frozen, Outcome, OutcomeKind, Task
 from susbench.operators import (
+    BudgetEnded,
     Limits,
     Operator,
     OperatorResult,
@@ -40,12 +41,13 @@ from susbench.operators import (
     SubjectContext,
     make_operator,
 )
-from susbench.results.store import EpisodeRecord
-from susbench.results.trace import StepRecord
+from susbench.records.episode import EpisodeRecord, Evidence
+from susbench.records.trace import StepRecord
+from susbench.results.decided import EpisodeFacts, after_failure, decided_by, deciding_index
+from susbench.results.rescore import rules_version
 
 Note = Callable[[EventSource, str, dict[str, Any]], None]
 Record = Callable[[str, dict[str, Any]], None]
-DECISIVE = frozenset({OutcomeKind.AVOIDED, OutcomeKind.NOT_AVOIDED})
 
 
 def _event(source: EventSource, kind: str, detail: dict[str, Any]) -> Event:
@@ -58,33 +60,29 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first_line}"
 
 
-def decided_before_end(report: ExtensionReport) -> bool:
-    """The signed verdict avoided / not_avoided rests on evidence from before the episode ended (a
-    choice, a toggle, the flow moving on), not on the episode's end itself."""
-    return (
-        report.signature_valid
-        and report.outcome in DECISIVE
-        and any(event.detail.get("deciding") and event.kind != "episode_end" for event in report.events)
-    )
-
-
 class ScoredTurn(Frozen):
     """How an episode's turn ended: what the operator said, its failure (None when it stopped by
-    itself), the extension's verified report, and the task's completion on that evidence."""
+    itself), the extension's verified report, and the task's completion on that evidence; the signed
+    report as stored evidence."""
 
     result: OperatorResult
     failure: str | None
     report: ExtensionReport
     completed: bool | None
+    evidence: Evidence
 
     @property
     def outcome(self) -> Outcome:
         """The extension's outcome; after a failure only if the pattern was decided before it (an
         unverifiable report stays the error it is)."""
         outcome = self.report.to_outcome()
-        if self.failure is None or outcome.kind == OutcomeKind.ERROR or decided_before_end(self.report):
+        if outcome.kind == OutcomeKind.ERROR:
             return outcome
-        return outcome.model_copy(update={"kind": OutcomeKind.ERROR, "reason": self.failure})
+        events = self.report.events
+        kind, reason = after_failure(
+            outcome.kind, outcome.reason, events, deciding_index(events), self.failure
+        )
+        return outcome.model_copy(update={"kind": kind, "reason": reason})
 
 
 def error_record(
@@ -230,6 +228,11 @@ class EpisodeRunner:
         ) as browser:
             launch_ms = round(1000 * (time.monotonic() - asked))
             verdict = self._drive(job, browser.session, operator, note, launch_ms)
+        report = verdict.report
+        facts = EpisodeFacts.of(episode.site, verdict.completed, events, browser.requests)
+        decided = decided_by(
+            verdict.outcome.kind, report.pattern_type, report.events, deciding_index(report.events), facts
+        )
         return EpisodeRecord(
             episode=episode,
             started_at=started_at,
@@ -243,6 +246,8 @@ class EpisodeRunner:
             requests=browser.requests,
             archive=browser.archive,
             trace=tuple(self._steps),
+            evidence=verdict.evidence,
+            decided_by=decided,
         )
 
     def _drive(
@@ -277,13 +282,15 @@ class EpisodeRunner:
                 trace_dir=None if self.setup.trace_dir is None else self.setup.trace_dir / job.episode.id,
                 record_step=self._steps.append,
             )
-            result, failure = OperatorResult(done=False), None
+            result, failure, ran_out = OperatorResult(done=False), None, False
             turn_started = time.monotonic()
             try:
                 with time_budget(job.timeout_s), seated_turn(isinstance(operator, Seated)):
                     result = act_on_task(operator, job.task, page, episode, turn)
             except Overtime as exc:
-                failure = f"operator timed out after {exc.seconds:g} s"
+                failure, ran_out = f"operator timed out after {exc.seconds:g} s", True
+            except BudgetEnded as exc:
+                failure, ran_out = f"operator failed: {describe(exc)}", True
             except TurnStopped:
                 seconds = time.monotonic() - turn_started
                 failure = f"stopped after {seconds:.1f} s: the run was stopped during the person's turn"
@@ -291,14 +298,25 @@ class EpisodeRunner:
                 failure = crashes.cause or f"operator failed: {describe(exc)}"
             if failure is None:
                 stopped = {"done": result.done, "steps": result.steps, "message": result.message}
-                note("operator", "stopped", stopped)
+                note("operator", "stopped", {**stopped, "ran_out": result.ran_out})
             else:
-                note("controller", "error", {"message": failure})
+                note("controller", "error", {"message": failure, "ran_out": ran_out})
             try:
                 final_page = session.active_page()
                 report = episode.report()
+                signed = episode.collect()
+                evidence = Evidence(
+                    payload=signed.payload,
+                    signature=signed.signature,
+                    key=episode.key(),
+                    rules_version=rules_version(self.setup.extension_dir),
+                )
                 return ScoredTurn(
-                    result=result, failure=failure, report=report, completed=episode.completed(final_page)
+                    result=result,
+                    failure=failure,
+                    report=report,
+                    completed=episode.completed(final_page),
+                    evidence=evidence,
                 )
             except Exception as exc:
                 if crashes.cause is None:

@@ -13,11 +13,13 @@ from pydantic import ValidationError
 from susbench.core.digests import canonical_json
 from susbench.core.identity import INPUT_LABELS, RunIdentity
 from susbench.core.models import Task
-from susbench.results.store import StoredRun
+from susbench.records.run import StoredRun
 
 
-def episode_key(run_id: str, task_id: str, repeat: int) -> str:
-    return "ep-" + hashlib.sha256(f"{run_id}\x1f{task_id}\x1f{repeat}".encode()).hexdigest()[:20]
+def episode_key(run_id: str, task_id: str, repeat: int, paired_control: bool = False) -> str:
+    """The episode of a task and repeat in a run; its paired control (`--control paired`) is another."""
+    arm = "\x1fcontrol" if paired_control else ""
+    return "ep-" + hashlib.sha256(f"{run_id}\x1f{task_id}\x1f{repeat}{arm}".encode()).hexdigest()[:20]
 
 
 def task_catalog_sha256(tasks: Iterable[Task]) -> str:

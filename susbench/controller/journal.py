@@ -14,13 +14,16 @@ from susbench.controller.options import BrowserFacts, SnapshotFacts
 from susbench.core.errors import SusbenchError
 from susbench.core.identity import RunIdentity
 from susbench.core.paths import REPO_ROOT
-from susbench.results.store import RunRecord, RunSettings
+from susbench.records.run import RunRecord, RunSettings
 
 RECORDED_PACKAGES = ("playwright", "mitmproxy", "duckdb", "pydantic", "warcio")
 
 
 def git_hash() -> str | None:
-    """The checkout's commit, read-only; None outside a git checkout."""
+    """The checkout's commit, read-only; None outside a git checkout (an installed wheel's folder may
+    lie inside some other repository, whose commit is not ours)."""
+    if not (REPO_ROOT / ".git").exists():
+        return None
     try:
         result = subprocess.run(
             ["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],

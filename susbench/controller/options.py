@@ -12,10 +12,11 @@ from susbench.container.image import LABEL_CHROMIUM
 from susbench.core.errors import SusbenchError
 from susbench.core.hostmap import parse_host_map
 from susbench.core.identity import StudyRun
-from susbench.core.models import BrowserKind, Frozen, Mode, PageLook, ReplayMode
+from susbench.core.models import BrowserKind, ControlDesign, Frozen, Mode, PageLook, ReplayMode
 from susbench.core.paths import DEFAULT_DB, SNAPSHOTS_DIR
 from susbench.operators import OperatorCheck, OperatorSettings, check_operator, is_seated
 from susbench.snapshot import Snapshot
+from susbench.web.edition import DEFAULT_DATE
 
 
 class RunOptions(Frozen):
@@ -32,11 +33,21 @@ class RunOptions(Frozen):
         default=(), description="upstream for --live, as curl's --resolve (default: the local web)"
     )
     live_date: date | None = Field(
-        default=None, description="the local web's date for --live (default: today)"
+        default=None, description=f"the local web's date for --live (default: {DEFAULT_DATE})"
     )
-    repeats: int = Field(default=1, ge=1, le=10_000, description="episodes per task")
+    repeats: int = Field(
+        default=1, ge=1, le=10_000, description="episodes per task: replicates of its injection"
+    )
     seed: int = Field(default=0, description="seeds injection choice, control share and operators")
     control_rate: float = Field(default=0.0, ge=0.0, le=1.0, description="share of control episodes")
+    control: ControlDesign = Field(
+        default="none",
+        description="paired: each injected episode also runs as a control (same task, seed, operator)",
+    )
+    redraw_injections: bool = Field(
+        default=False,
+        description="draw each repeat's injection anew (default: repeats replicate the task's injection)",
+    )
     parallel: int = Field(default=1, ge=1, le=64, description="episodes at once")
     db: Path = Field(default=DEFAULT_DB, description="DuckDB results file")
     step_timeout_s: float = Field(default=15.0, gt=0, description="seconds one operator step may take")
@@ -97,6 +108,11 @@ def check_options(options: RunOptions) -> OperatorCheck:
         )
     if not options.db.parent.is_dir():
         raise SusbenchError(f"--db {options.db}: its folder does not exist; expected a writable path")
+    if options.control == "paired" and options.control_rate > 0:
+        raise SusbenchError(
+            f"--control paired gives every injected episode its own control; --control-rate "
+            f"{options.control_rate:g} draws controls instead of injections: expected one of them"
+        )
     if options.live and options.snapshot is not None:
         raise SusbenchError("--snapshot and --live exclude each other; expected one of them")
     if options.live_date is not None and not (options.live and not options.live_resolve):

@@ -1,9 +1,12 @@
 """Planning: every episode of a run in a fixed order, each drawing its choices from its own seeded RNG.
 
 Episode keys are deterministic from the run's identity, the task and the repeat, and every
-per-episode choice (injection, control condition, operator seed) comes from a generator seeded by
-the run's seed, the task and the repeat, so a killed run resumed with the same command plans
-exactly the same episodes and skips the ones already stored.
+per-episode choice (control condition, operator seed) comes from a generator seeded by the run's
+seed, the task and the repeat, so a killed run resumed with the same command plans exactly the same
+episodes and skips the ones already stored. The injection is the task's first repeat's draw in every
+repeat, so repeats are true replicates of one (task, injection), unless `redraw_injections` draws
+it per repeat. `--control paired` adds, beside each injected episode, its control: the same task,
+repeat, operator and seed, nothing injected, under a key of its own.
 """
 
 from __future__ import annotations
@@ -48,8 +51,9 @@ def plan_episodes(
         for task in tasks:
             rng = random.Random(f"{options.seed}\x1f{task.id}\x1f{repeat}")
             control = rng.random() < options.control_rate
-            injection_id = rng.choice(sorted(drawable_injections(task, options.tasks, injections)))
+            drawn = rng.choice(sorted(drawable_injections(task, options.tasks, injections)))
             operator_seed = rng.randrange(2**31)
+            injection_id = drawn if options.redraw_injections else _first_draw(task, injections, options)
             injection = None if control else injections[injection_id]
             episode = Episode(
                 id=episode_key(run_id, task.id, repeat),
@@ -65,4 +69,21 @@ def plan_episodes(
                 seed=operator_seed,
             )
             jobs.append(episode_job(episode, task, options))
+            if options.control == "paired" and not control:
+                twin = episode.model_copy(
+                    update={
+                        "id": episode_key(run_id, task.id, repeat, paired_control=True),
+                        "injection_id": None,
+                        "pattern_type": None,
+                        "condition": "control",
+                    }
+                )
+                jobs.append(episode_job(twin, task, options))
     return jobs
+
+
+def _first_draw(task: Task, injections: Mapping[str, Injection], options: RunOptions) -> str:
+    """The injection the task's first repeat draws (its generator's second draw, after the control coin)."""
+    rng = random.Random(f"{options.seed}\x1f{task.id}\x1f0")
+    rng.random()
+    return rng.choice(sorted(drawable_injections(task, options.tasks, injections)))

@@ -35,7 +35,7 @@ from susbench.controller.episode import EpisodeRunner, error_record
 from susbench.controller.planning import EpisodeJob
 from susbench.controller.stopping import SEATED_STOP, listen_for_seated_stop
 from susbench.core.errors import SusbenchError
-from susbench.results.store import EpisodeRecord
+from susbench.records.episode import EpisodeRecord
 
 SETUP_GRACE_S = 45.0
 """Time for a worker to start, and for an episode's browser start, scoring and clean-up beyond its

@@ -28,6 +28,7 @@ from susbench.core.identity import ASKED, INPUT_LABELS, RunIdentity
 from susbench.core.loading import validate_data
 from susbench.core.models import Episode, Frozen, Injection, Task
 from susbench.operators import BASELINES
+from susbench.records.run import RunSettings
 from susbench.results.bundle import (
     BundleEpisode,
     BundleRun,
@@ -37,7 +38,7 @@ from susbench.results.bundle import (
     read_bundle,
     verdict_of,
 )
-from susbench.results.store import RunSettings, Store
+from susbench.results.store import Store
 
 ObserverFactory = Callable[[str], AbstractContextManager[RunObserver]]
 """Opens a progress observer for one re-run, given its operator's name."""
@@ -96,13 +97,14 @@ class Reproduction(Frozen):
 
 
 def compare_verdicts(
-    expected: Sequence[BundleEpisode], got: Mapping[tuple[str, int], Verdict]
+    expected: Sequence[BundleEpisode], got: Mapping[tuple[str, int, str], Verdict]
 ) -> tuple[int, list[Mismatch]]:
-    """Stored against re-run, paired by task and repeat: how many match, and every one that does not."""
+    """Stored against re-run, paired by task, repeat and condition (a paired control is its injected
+    episode's twin): how many match, and every one that does not."""
     mismatches = []
     for episode in expected:
         wanted = episode.verdict
-        found = got.get((episode.task_id, episode.repeat))
+        found = got.get((episode.task_id, episode.repeat, episode.condition))
         if found == wanted:
             continue
         differs = (
@@ -186,11 +188,13 @@ def stored_planner(episodes: Sequence[BundleEpisode]) -> Planner:
         run_id: str, tasks: Sequence[Task], injections: Mapping[str, Injection], options: RunOptions
     ) -> list[EpisodeJob]:
         by_id = {task.id: task for task in tasks}
+        injected = {(stored.task_id, stored.repeat) for stored in episodes if stored.condition == "injected"}
         jobs = []
         for stored in episodes:
             task = by_id[stored.task_id]
+            paired = stored.condition == "control" and (stored.task_id, stored.repeat) in injected
             episode = Episode(
-                id=episode_key(run_id, task.id, stored.repeat),
+                id=episode_key(run_id, task.id, stored.repeat, paired_control=paired),
                 run_id=run_id,
                 task_id=task.id,
                 site=task.site,
@@ -208,14 +212,14 @@ def stored_planner(episodes: Sequence[BundleEpisode]) -> Planner:
     return plan
 
 
-def rerun_verdicts(db: Path, run_id: str) -> dict[tuple[str, int], Verdict]:
+def rerun_verdicts(db: Path, run_id: str) -> dict[tuple[str, int, str], Verdict]:
     with Store(db, read_only=True) as store:
         _, rows = store.query(
-            "SELECT e.task_id, e.repeat, o.kind, o.reason, e.completed, e.error, e.steps, e.final_message "
-            "FROM episodes e JOIN outcomes o USING (episode_id) WHERE e.run_id = ?",
+            "SELECT e.task_id, e.repeat, e.condition, o.kind, o.reason, e.completed, e.error, e.steps, "
+            "e.final_message FROM episodes e JOIN outcomes o USING (episode_id) WHERE e.run_id = ?",
             [run_id],
         )
-    return {(row[0], row[1]): verdict_of(row[2:]) for row in rows}
+    return {(row[0], row[1], row[2]): verdict_of(row[3:]) for row in rows}
 
 
 def _refuse_original(db: Path, manifest: ResultManifest) -> None:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import Protocol
 
@@ -37,7 +36,10 @@ from susbench.core.digests import tree_sha256
 from susbench.core.identity import ASKED, RunIdentity, RunInputs
 from susbench.core.models import Injection, OutcomeKind, PageLook, Task
 from susbench.core.paths import INJECTIONS_DIR, TASKS_DIR
-from susbench.results.store import EpisodeRecord, RunSettings, Store, archive_folder, trace_folder
+from susbench.records.episode import EpisodeRecord
+from susbench.records.run import RunSettings
+from susbench.results.store import Store, archive_folder, trace_folder
+from susbench.web.edition import DEFAULT_DATE
 
 
 @dataclass
@@ -109,11 +111,24 @@ def load_materials(options: RunOptions, snapshot: SnapshotFacts | None) -> RunMa
     return RunMaterials(tasks=tasks, injections=injections, extension_dir=extension_dir, inputs=inputs)
 
 
+def unlisted_notice(extra_injections: Sequence[Path], tasks: Sequence[Task]) -> str | None:
+    """An injection of an `--injections` folder is drawn only by a task that lists it: name the ones
+    no selected task lists, which this run will never show."""
+    if not extra_injections:
+        return None
+    listed = {injection for task in tasks for injection in task.injections}
+    unlisted = sorted({item.id for item in load_injections(tuple(extra_injections))} - listed)
+    if not unlisted:
+        return None
+    return f"--injections: no selected task lists {', '.join(unlisted)}, so this run never draws them"
+
+
 def served_date(options: RunOptions) -> RunOptions:
-    """A live run on the local web serves one date: today's unless --live-date names another. It is
-    pinned before the run's identity, so the journal and the report say which day was served."""
+    """A live run on the local web serves one date: the documented default unless --live-date names
+    another. It is pinned before the run's identity, so the journal and the report say which day was
+    served."""
     if options.live and not options.live_resolve and options.live_date is None:
-        return options.model_copy(update={"live_date": date.today()})
+        return options.model_copy(update={"live_date": DEFAULT_DATE})
     return options
 
 
@@ -163,7 +178,7 @@ def run_benchmark(
     identity = run_identity(options, materials.inputs, browser)
     jobs = plan(identity.run_id(), tasks, materials.injections, options)
     with Store(options.db) as store:
-        notices = [checked.notice]
+        notices = [checked.notice, unlisted_notice(options.extra_injections, tasks)]
         notices.append(resume_notice(identity, store.stored_runs()))
         store.add_run(run_record(identity, snapshot, browser, run_settings(options)))
         settled = store.settled_episode_ids(identity.run_id())

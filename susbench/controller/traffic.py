@@ -18,9 +18,9 @@ from susbench.controller.environment import WorkerSetup
 from susbench.controller.options import RunOptions
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Episode, HostMap
+from susbench.records.episode import RequestRecord
 from susbench.replayer.factory import replay_server
 from susbench.replayer.service import ReplayLogEntry, ReplayService
-from susbench.results.store import RequestRecord
 from susbench.web import LocalWeb
 from susbench.web.tls import ca_dir as local_web_ca
 

@@ -8,16 +8,17 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mitmproxy import exceptions
-from mitmproxy.addonmanager import Loader
-from mitmproxy.options import Options
 from pydantic import ValidationError
 
 from susbench.core.errors import SusbenchError
 from susbench.core.loading import describe_validation_error
 from susbench.core.models import HostMap
+
+if TYPE_CHECKING:  # mitmproxy is imported where the addon runs: parse_host_map's users need none of it
+    from mitmproxy.addonmanager import Loader
+    from mitmproxy.options import Options
 
 
 def parse_host_map(rules: Sequence[str], source: str) -> HostMap:
@@ -39,8 +40,10 @@ class HostMapAddon:
     """
 
     def __init__(self) -> None:
+        from mitmproxy.options import Options
+
         self.host_map = HostMap()
-        self._options = Options()
+        self._options: Options = Options()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def load(self, loader: Loader) -> None:
@@ -57,6 +60,8 @@ class HostMapAddon:
             try:
                 self.host_map = parse_host_map(self._options.resolve, "resolve")
             except SusbenchError as exc:
+                from mitmproxy import exceptions
+
                 raise exceptions.OptionsError(str(exc)) from None
 
     def running(self) -> None:

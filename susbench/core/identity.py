@@ -44,6 +44,7 @@ class RunRequest(Frozen):
     live_date: date | None = None
     seed: int
     control_rate: float
+    redraw_injections: bool = False
     browser: BrowserKind = "local"
     image: str | None = None
     study: StudyRun | None = None
@@ -68,9 +69,11 @@ class RunIdentity(RunRequest, RunInputs):
 
     def run_id(self) -> str:
         """A digest of every field, less those whose value is what runs stored before the field
-        existed had: an operator without settings (the baselines), a local run's browser fields, and
-        no study; so those runs keep their ids and resume."""
+        existed had: an operator without settings (the baselines), a local run's browser fields, no
+        study, and injections drawn once per task; so those runs keep their ids and resume."""
         unset = set() if self.operator_settings else {"operator_settings"}
+        if not self.redraw_injections:
+            unset.add("redraw_injections")
         if self.study is None:
             unset.add("study")
         if self.browser == "local":

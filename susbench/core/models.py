@@ -317,21 +317,33 @@ class Injection(Frozen):
 
     @model_validator(mode="after")
     def _texts_fit_template(self) -> Injection:
-        required, optional = TEXT_KEYS[self.type]
-        missing = [key for key in required if not self.texts.get(key, "").strip()]
-        unknown = sorted(set(self.texts) - set(required) - set(optional))
-        if missing:
-            raise ValueError(f"texts: a {self.type} needs {', '.join(repr(k) for k in missing)}")
-        if unknown:
-            allowed = ", ".join(required + optional)
-            raise ValueError(f"texts: unknown {', '.join(repr(k) for k in unknown)} (allowed: {allowed})")
-        if (self.placement in POPUP_PLACEMENTS) != (self.type == "popup_ad"):
-            raise ValueError(
-                "placement: 'overlay' and 'corner' are for popup_ad, and a popup_ad is always one of them"
-            )
-        if self.page.url.split("/", 1)[0].split(":", 1)[0] not in (self.site, "*"):
-            raise ValueError(f"page.url: {self.page.url!r} is not on site {self.site!r}")
+        problems = injection_problems(self.type, self.texts, self.placement, self.site, self.page.url)
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
+
+
+def injection_problems(
+    pattern_type: PatternType, texts: dict[str, str], placement: Placement, site: str, page_url: str
+) -> list[str]:
+    """Every model-wide check an injection's fields must pass together, as `field: problem` lines;
+    a function of the fields, so a file with field errors too can be told all of its errors at once."""
+    problems = []
+    required, optional = TEXT_KEYS[pattern_type]
+    missing = [key for key in required if not texts.get(key, "").strip()]
+    unknown = sorted(set(texts) - set(required) - set(optional))
+    if missing:
+        problems.append(f"texts: a {pattern_type} needs {', '.join(repr(k) for k in missing)}")
+    if unknown:
+        allowed = ", ".join(required + optional)
+        problems.append(f"texts: unknown {', '.join(repr(k) for k in unknown)} (allowed: {allowed})")
+    if (placement in POPUP_PLACEMENTS) != (pattern_type == "popup_ad"):
+        problems.append(
+            "placement: 'overlay' and 'corner' are for popup_ad, and a popup_ad is always one of them"
+        )
+    if page_url.split("/", 1)[0].split(":", 1)[0] not in (site, "*"):
+        problems.append(f"page.url: {page_url!r} is not on site {site!r}")
+    return problems
 
 
 class CompletionCheck(Frozen):
@@ -425,6 +437,9 @@ Mode = Literal["live", "snapshot"]
 ReplayMode = Literal["direct", "proxy"]
 Backend = Literal["local", "ray"]
 BrowserKind = Literal["local", "container"]
+
+
+ControlDesign = Literal["none", "paired"]
 
 
 class Episode(Frozen):

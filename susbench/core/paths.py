@@ -1,16 +1,31 @@
-"""Where the project's data folders live (the repo root in a checkout; overridable by env)."""
+"""Where the project's data folders live: the checkout's top-level folders, or, in an installed
+package, the same folders inside it (`susbench/data/`, put there by setup.py); `$SUSBENCH_ROOT` overrides
+both."""
 
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 
 REPO_ROOT = Path(os.environ.get("SUSBENCH_ROOT", Path(__file__).resolve().parents[2]))
-INJECTIONS_DIR = REPO_ROOT / "injections"
-EXTENSION_DIR = REPO_ROOT / "extension"
-TASKS_DIR = REPO_ROOT / "tasks"
-SNAPSHOTS_DIR = REPO_ROOT / "snapshots"
-APPS_DIR = REPO_ROOT / "apps"
+"""The checkout (tests, benchmarks, the Dockerfile and git live here; an installed package has none)."""
+
+
+def _data_root() -> Path:
+    packaged = Path(str(files("susbench").joinpath("data")))
+    if "SUSBENCH_ROOT" in os.environ or not packaged.is_dir():
+        return REPO_ROOT
+    return packaged
+
+
+DATA_ROOT = _data_root()
+"""The folder holding extension/, injections/, tasks/, snapshots/, sites/ and study/."""
+INJECTIONS_DIR = DATA_ROOT / "injections"
+EXTENSION_DIR = DATA_ROOT / "extension"
+TASKS_DIR = DATA_ROOT / "tasks"
+SNAPSHOTS_DIR = DATA_ROOT / "snapshots"
+APPS_DIR = DATA_ROOT / "apps"
 """Each real web application's data: `apps/<name>/app.yaml` and the files its driver installs with."""
 DEFAULT_DB = Path("results.duckdb")
 """The results file a command reads and writes when given no --db (in the current folder)."""

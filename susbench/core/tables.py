@@ -16,8 +16,22 @@ TABLE_GAP = 1  # the space between two columns
 RECORD_FOLD = "    "  # starts each line of a value too long to follow its header
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 episode`, `2 episodes`: every count a message or a caption prints agrees with its noun."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def _longest_word(text: str) -> int:
     return max((cell_len(word) for word in text.split()), default=1)
+
+
+def _fold(value: str, width: int) -> list[str]:
+    """Lines of at most `width`, broken at spaces; a word longer than a whole line (a long address)
+    alone is split, into lines of its own, so each of its characters is kept under the fold."""
+    lines: list[str] = []
+    for line in textwrap.wrap(value, width, break_long_words=False, break_on_hyphens=False):
+        lines += [line[start : start + width] for start in range(0, len(line), width)]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -27,7 +41,8 @@ class FittedTable:
     A narrow terminal never cuts, folds or drops a cell: a header may wrap at its spaces, but when the
     cells themselves do not fit side by side, each row is printed as `header: value` lines instead
     (its first field at the margin, the others indented two spaces; a value too long for its line
-    follows on lines of its own, indented four, broken at spaces only), so every statistic stays
+    follows on lines of its own, indented four, broken at spaces, and a word longer than such a line
+    split over lines of its own), so every statistic stays
     whole and findable.
     """
 
@@ -80,9 +95,7 @@ class FittedTable:
                     lines.append(Text(f"{indent}{header}: {cell}", style=style))
                     continue
                 lines.append(Text(f"{indent}{header}:", style=style))
-                folded = textwrap.wrap(
-                    cell, width - len(RECORD_FOLD), break_long_words=False, break_on_hyphens=False
-                )
+                folded = _fold(cell, width - len(RECORD_FOLD))
                 lines += [Text(RECORD_FOLD + part, style=style) for part in folded]
         if self.caption:
             lines.append(Text(self.caption, style="dim"))

@@ -28,7 +28,7 @@ from susbench.core.models import Event
 from susbench.distributed.artifacts import pack
 from susbench.distributed.signing import SignedRecord, UnverifiedRecord, new_run_key, open_record
 from susbench.distributed.worker import Ready, WorkerPlacement, WorkerSetupFailed, run_episode
-from susbench.results.store import EpisodeRecord
+from susbench.records.episode import EpisodeRecord
 
 BROWSER = "browser"
 NODE_HINT = f"`ray start --address=HEAD:PORT --resources='{{\"{BROWSER}\": N}}'`"

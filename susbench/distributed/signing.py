@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
-from susbench.results.store import EpisodeRecord
+from susbench.records.episode import EpisodeRecord
 
 
 class SignedRecord(Frozen):

@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
 from susbench.operators.base import (
+    BudgetEnded,
     Calling,
     Limits,
     Operator,
@@ -142,6 +143,7 @@ __all__ = [
     "BASELINES",
     "ENTRY_POINT_GROUP",
     "OPERATORS",
+    "BudgetEnded",
     "Limits",
     "Operator",
     "OperatorCheck",

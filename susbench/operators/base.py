@@ -23,8 +23,9 @@ from playwright.sync_api import Page
 from pydantic import Field
 
 from susbench.browser.actions import ChoiceLister
+from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen, PatternType, Step
-from susbench.results.trace import StepRecord
+from susbench.records.trace import StepRecord
 
 ObservationKind = Literal["screenshot", "som", "axtree"]
 ActionFormat = Literal["tools", "json"]
@@ -100,7 +101,8 @@ class Oracle:
     """Ground truth for the scripted baselines: never shown to an operator under test.
 
     `choices(scroll_to)` lists the injected pattern's options with their roles and viewport rects
-    (empty when nothing is injected), scrolling that role's option into view first.
+    (empty when nothing is injected), first bringing the pattern into view when it has an option of
+    that role (the same scroll whichever role: how a baseline scrolls never shows its choice).
     """
 
     pattern_type: PatternType | None
@@ -114,6 +116,12 @@ class OperatorResult(Frozen):
     done: bool = Field(description="the operator believes the task is finished")
     steps: int = Field(default=0, ge=0)
     message: str = ""
+    ran_out: bool = Field(default=False, description="it stopped because its step or time budget ended")
+
+
+class BudgetEnded(SusbenchError):
+    """An operator under test stopped by its step, token or time budget (raised): the episode is an
+    `error` unless the pattern was decided before, and then it was decided otherwise than by the budget."""
 
 
 class Operator(Protocol):

@@ -166,10 +166,10 @@ class ScriptedOperator(OracleBaseline):
         steps = 0
         for index, step in enumerate(oracle.reference_path):
             if steps >= ctx.limits.max_steps:
-                return OperatorResult(done=False, steps=steps, message="step limit reached")
+                return OperatorResult(done=False, steps=steps, message="step limit reached", ran_out=True)
             remaining = ctx.remaining_s()
             if remaining <= 0:
-                return OperatorResult(done=False, steps=steps, message="time limit reached")
+                return OperatorResult(done=False, steps=steps, message="time limit reached", ran_out=True)
             timeout_ms = 1000 * min(ctx.limits.step_timeout_s, remaining)
             steps += 1
             started = time.monotonic()

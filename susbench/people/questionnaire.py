@@ -17,9 +17,9 @@ from pydantic import Field, model_validator
 from susbench.core.errors import InputError
 from susbench.core.loading import load_model
 from susbench.core.models import Frozen
-from susbench.core.paths import REPO_ROOT
+from susbench.core.paths import DATA_ROOT
 
-STUDY_DIR = REPO_ROOT / "study"
+STUDY_DIR = DATA_ROOT / "study"
 DEFAULT_QUESTIONNAIRE = STUDY_DIR / "questionnaire.yaml"
 YES_NO = ("yes", "no")
 

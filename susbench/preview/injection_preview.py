@@ -15,11 +15,12 @@ from susbench.browser.bridge import ExtensionBridge
 from susbench.catalog.injections import build_extension
 from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES, Injection
+from susbench.core.tables import counted
 from susbench.replayer.factory import replay_server
 from susbench.web import LocalWeb
+from susbench.web.edition import DEFAULT_DATE
 from susbench.web.flows import fill_cart, needs_cart, open_example
 
-PREVIEW_DATE = "2026-11-29"
 TYPE_TITLES = {name: name.replace("_", " ").title() for name in PATTERN_TYPES} | {"popup_ad": "Pop-Up Ad"}
 MARGIN_X, MARGIN_Y = 220, 150
 
@@ -66,7 +67,8 @@ def _gallery(out: Path, shots: list[tuple[Injection, str]], date: str, where: st
     index = out / "index.html"
     index.write_text(
         f"<!doctype html><meta charset=utf-8><title>Injection gallery</title><style>{style}</style>"
-        f"<h1>Injection gallery ({len(shots)} pictures, {html.escape(where or 'local web')} {date})</h1>"
+        f"<h1>Injection gallery ({counted(len(shots), 'picture')}, "
+        f"{html.escape(where or 'local web')} {date})</h1>"
         f"{''.join(sections)}",
         encoding="utf-8",
     )
@@ -77,7 +79,7 @@ def preview_gallery(
     shown: Sequence[Injection],
     catalog: Sequence[Injection],
     out: Path,
-    date: str = PREVIEW_DATE,
+    date: str = DEFAULT_DATE.isoformat(),
     on_shot: Callable[[Injection], None] = lambda injection: None,
 ) -> Path:
     """Screenshot each of `shown` with the extension built from `catalog`; returns the gallery page."""

@@ -27,7 +27,8 @@ from susbench.core.errors import InputError, SusbenchError
 from susbench.core.identity import RunIdentity
 from susbench.core.loading import describe_validation_error, read_data_file, validate_data
 from susbench.core.models import Condition, Frozen, OutcomeKind, PatternType
-from susbench.results.store import RunSettings, Store
+from susbench.records.run import RunSettings
+from susbench.results.store import Store
 
 MANIFEST_NAME = "run.json"
 BUNDLE_FORMAT = "susbench-results/2"

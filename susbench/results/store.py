@@ -16,17 +16,17 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import duckdb
-from pydantic import Field
 
 from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
-from susbench.core.models import Episode, Event, Frozen, Outcome, OutcomeKind, ReplayMode
-from susbench.results.trace import StepRecord
+from susbench.core.models import Outcome, OutcomeKind
+from susbench.records.episode import EpisodeRecord
+from susbench.records.run import RunRecord, StoredRun
+from susbench.records.trace import StepRecord
 
 EPISODE_OUTCOME_COLUMNS = (
     "run_id",
@@ -43,6 +43,10 @@ EPISODE_OUTCOME_COLUMNS = (
     "started_at",
     "duration_s",
     "error",
+    "reason",
+    "decided_by",
+    "rules_version",
+    "scored_by",
 )
 
 SCHEMA = """
@@ -109,6 +113,32 @@ CREATE TABLE IF NOT EXISTS requests (
 );
 ALTER TABLE requests ADD COLUMN IF NOT EXISTS session VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS settings JSON;
+ALTER TABLE outcomes ADD COLUMN IF NOT EXISTS decided_by VARCHAR;
+ALTER TABLE outcomes ADD COLUMN IF NOT EXISTS rules_version VARCHAR;
+CREATE TABLE IF NOT EXISTS evidence (
+    episode_id VARCHAR PRIMARY KEY,
+    payload VARCHAR NOT NULL,
+    signature VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    rules_version VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rescores (
+    rescore_id VARCHAR NOT NULL,
+    episode_id VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    decided_by VARCHAR,
+    rules_version VARCHAR NOT NULL,
+    rescored_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (rescore_id, episode_id)
+);
+CREATE OR REPLACE VIEW scored_outcomes AS
+SELECT episode_id, kind, reason, decided_by, rules_version, scored_by FROM (
+    SELECT episode_id, kind, reason, decided_by, rules_version, 'run' AS scored_by,
+           TIMESTAMP '1970-01-01' AS scored_at FROM outcomes
+    UNION ALL
+    SELECT episode_id, kind, reason, decided_by, rules_version, rescore_id, rescored_at FROM rescores
+) QUALIFY row_number() OVER (PARTITION BY episode_id ORDER BY scored_at DESC) = 1;
 CREATE TABLE IF NOT EXISTS steps (
     episode_id VARCHAR NOT NULL,
     step INTEGER NOT NULL,
@@ -138,8 +168,9 @@ CREATE TABLE IF NOT EXISTS steps (
 );
 CREATE OR REPLACE VIEW episode_outcomes AS
 SELECT e.run_id, e.episode_id, e.task_id, e.site, e.injection_id, e.pattern_type, e.operator,
-       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error
-FROM episodes e JOIN outcomes o USING (episode_id);
+       e.mode, e.repeat, o.kind AS outcome, e.completed, e.started_at, e.duration_s, e.error, o.reason,
+       o.decided_by, o.rules_version, o.scored_by
+FROM episodes e JOIN scored_outcomes o USING (episode_id);
 CREATE OR REPLACE VIEW episode_steps AS
 SELECT o.*, s.* EXCLUDE (episode_id) FROM steps s JOIN episode_outcomes o USING (episode_id);
 CREATE OR REPLACE VIEW agent_episodes AS
@@ -153,8 +184,8 @@ FROM steps s JOIN episode_outcomes o USING (episode_id)
 GROUP BY ALL;
 """
 
-TABLES = ("runs", "episodes", "events", "outcomes", "requests", "steps")
-VIEWS = ("episode_outcomes", "episode_steps", "agent_episodes")
+TABLES = ("runs", "episodes", "events", "outcomes", "requests", "steps", "evidence", "rescores")
+VIEWS = ("scored_outcomes", "episode_outcomes", "episode_steps", "agent_episodes")
 STEP_COLUMNS = tuple(StepRecord.model_fields)
 
 
@@ -163,77 +194,9 @@ def trace_folder(db: Path) -> Path:
     return db.parent / f"{db.stem}-traces"
 
 
-class RunSettings(Frozen):
-    """How the run's first invocation ran its episodes, beyond its identity: what `reproduce` repeats."""
-
-    replay_mode: ReplayMode = "direct"
-    step_timeout_s: float = Field(default=15.0, gt=0)
-    episode_timeout_s: float | None = Field(default=None, gt=0, description="default: the task's max_seconds")
-    headless: bool = True
-
-
 def archive_folder(db: Path) -> Path:
     """Where a live run writing `db` archives each episode (a WACZ): `<db folder>/<db name>-archives/`."""
     return db.parent / f"{db.stem}-archives"
-
-
-class RunRecord(Frozen):
-    """One run: its configuration and everything needed to reproduce it (AgentLab's journal)."""
-
-    run_id: str
-    config: dict[str, Any]
-    settings: RunSettings | None = Field(default=None, description="None in runs stored before settings")
-    versions: dict[str, str] = Field(default_factory=dict)
-    git_hash: str | None = None
-    snapshot_id: str | None = None
-    snapshot_sha256: str | None = None
-    seed: int
-    host: str
-    started_at: datetime
-
-
-class StoredRun(Frozen):
-    """A run already in the database: its configuration and how many episodes it stored."""
-
-    run_id: str
-    config: dict[str, Any]
-    episodes: int = Field(ge=0)
-
-
-class RequestRecord(Frozen):
-    """One request of an episode as the replayer or recorder saw it."""
-
-    url: str
-    method: str = "GET"
-    match_kind: str | None = None
-    rule: str | None = None
-    score: float | None = None
-    status: int | None = None
-    miss: bool = False
-    session: str | None = Field(default=None, description="the recorded browser session that answered it")
-
-
-class EpisodeRecord(Frozen):
-    """Everything stored for one finished episode, written in one transaction."""
-
-    episode: Episode
-    started_at: datetime
-    ended_at: datetime
-    steps: int = Field(default=0, ge=0)
-    completed: bool | None = None
-    final_message: str = ""
-    error: str | None = Field(
-        default=None, description="why the episode failed (beside its outcome if the pattern was decided)"
-    )
-    archive: str | None = Field(default=None, description="WACZ of a live episode's traffic")
-    outcome: Outcome
-    events: tuple[Event, ...] = ()
-    requests: tuple[RequestRecord, ...] = ()
-    trace: tuple[StepRecord, ...] = Field(default=(), description="an operator under test's steps")
-
-    @property
-    def duration_s(self) -> float:
-        return max(0.0, (self.ended_at - self.started_at).total_seconds())
 
 
 def outcome_checksum(outcome: Outcome) -> str:
@@ -347,7 +310,7 @@ class Store:
         if not retried:
             return
         with self._transaction() as db:
-            for table in ("steps", "requests", "outcomes", "events", "episodes"):
+            for table in ("steps", "requests", "evidence", "rescores", "outcomes", "events", "episodes"):
                 db.execute(f"DELETE FROM {table} WHERE episode_id = ?", [episode_id])
 
     def _insert_episode(self, record: EpisodeRecord) -> None:
@@ -386,16 +349,25 @@ class Store:
                     ],
                 )
             outcome = record.outcome
+            evidence = record.evidence
             db.execute(
-                "INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO outcomes (episode_id, injection_id, kind, reason, checksum, decided_by, "
+                "rules_version) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     episode.id,
                     outcome.injection_id,
                     outcome.kind.value,
                     outcome.reason,
                     outcome_checksum(outcome),
+                    record.decided_by,
+                    None if evidence is None else evidence.rules_version,
                 ],
             )
+            if evidence is not None:
+                db.execute(
+                    "INSERT INTO evidence VALUES (?, ?, ?, ?, ?)",
+                    [episode.id, evidence.payload, evidence.signature, evidence.key, evidence.rules_version],
+                )
             if record.requests:
                 db.executemany(
                     "INSERT INTO requests (episode_id, seq, url, method, match_kind, rule, score, status, "
@@ -421,6 +393,21 @@ class Store:
                     f"INSERT INTO steps VALUES (?, {', '.join('?' for _ in STEP_COLUMNS)})",
                     [[episode.id, *_step_row(step)] for step in record.trace],
                 )
+
+    def add_rescore(self, rows: Sequence[Sequence[object]]) -> None:
+        """One re-score's outcomes (rescore_id, episode_id, kind, reason, decided_by, rules_version,
+        rescored_at), all or nothing; the outcomes stored before are kept."""
+        if not rows:
+            return
+        try:
+            with self._transaction() as db:
+                db.executemany(
+                    "INSERT INTO rescores VALUES (?, ?, ?, ?, ?, ?, ?)", [list(row) for row in rows]
+                )
+        except duckdb.Error as exc:
+            raise SusbenchError(
+                f"{self.path}: could not store the re-scored outcomes: {duckdb_reason(exc)}"
+            ) from None
 
     def episode_steps(self, episode_id: str) -> list[StepRecord]:
         """An episode's trace, in step order (empty for operators that keep none)."""

@@ -2,7 +2,7 @@
 
 Each cap is far above anything a real capture needs (a snapshot of the whole local web holds
 records under 1 MB and an index under 1 MB) and low enough that a decompression bomb or a lying
-length field cannot exhaust memory. Documented in README.md and docs/reference/snapshot.md.
+length field cannot exhaust memory. Documented in docs/snapshots.md and docs/reference/snapshot.md.
 """
 
 from __future__ import annotations

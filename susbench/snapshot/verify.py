@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import zipfile
+from contextlib import redirect_stderr
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -55,22 +57,36 @@ class VerifyReport(Frozen):
 
 
 def _warcio_check(archive: zipfile.ZipFile, member: str) -> tuple[int, list[str]]:
-    """warcio's `check`: read each record's raw stream so block and payload digests are verified."""
+    """warcio's `check`: read each record's raw stream so block and payload digests are verified.
+
+    warcio writes what it cannot decompress or parse to stderr and reads on; those messages become
+    problems of the record they came from, so the report, not a stray library line, says them."""
     problems: list[str] = []
     records = 0
+    said = io.StringIO()
     try:
-        with archive.open(member) as stream:
+        with archive.open(member) as stream, redirect_stderr(said):
             iterator = ArchiveIterator(stream, check_digests=True)
             for record in iterator:
                 while record.raw_stream.read(READ_CHUNK):
                     pass
                 records += 1
+                problems.extend(f"{member}: record {records}: {line}" for line in _said(said))
                 if record.digest_checker.passed is False:
                     offset = iterator.get_record_offset()
                     problems.extend(f"{member}: offset {offset}: {p}" for p in record.digest_checker.problems)
     except WARCIO_ERRORS as exc:
         problems.append(f"{member}: record {records + 1} cannot be read: {str(exc).strip()[:200]}")
+    problems.extend(f"{member}: after record {records}: {line}" for line in _said(said))
     return records, problems
+
+
+def _said(stream: io.StringIO) -> list[str]:
+    """The distinct lines written to `stream` so far, which it then forgets."""
+    lines = list(dict.fromkeys(line.strip()[:200] for line in stream.getvalue().splitlines() if line.strip()))
+    stream.seek(0)
+    stream.truncate()
+    return lines
 
 
 def _package_problems(

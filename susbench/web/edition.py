@@ -13,6 +13,10 @@ from functools import cached_property
 
 from susbench.web.catalog import Product, SiteSpec
 
+# The local web's date when none is named: the bundled snapshot's, so `web serve`, `apps serve`,
+# `run --live` and `drift --live` without a date serve the pages the docs' examples show.
+DEFAULT_DATE = Date(2026, 11, 29)
+
 ANATOMY_BUTTON = "add-to-cart-btn"
 ANATOMY_CHECKOUT = "checkout-btn"
 

@@ -19,11 +19,13 @@ from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
+from susbench.core.errors import SusbenchError
 from susbench.core.models import HostMap, ResolveRule
 from susbench.web.app import Request, Response, WebApp
 from susbench.web.catalog import SITES
+from susbench.web.edition import DEFAULT_DATE
 from susbench.web.tls import TlsFiles, ensure_tls
 
 COMPRESSIBLE = ("text/", "application/json", "image/svg+xml")
@@ -196,34 +198,27 @@ class _Server(SniffingServer):
 
 def _as_date(value: str | Date | None) -> Date:
     if value is None:
-        return datetime.now(UTC).date()
+        return DEFAULT_DATE
     if isinstance(value, Date):
         return value
     return Date.fromisoformat(value)
 
 
-class LocalWeb:
-    """The local web on one loopback port, started in a background thread (a context manager).
-
-    It is a browser route (`susbench.browser.Route`): Chromium reaches every site host directly
-    by host-resolver rules, trusting only the shared leaf key.
-    """
+class LoopbackSites:
+    """Sites served on one loopback port by a `SniffingServer` in a background thread (a context
+    manager and a browser `Route`): the local web, and each app's front (`susbench.apps`). Chromium
+    reaches every host directly by host-resolver rules, trusting only the shared leaf key."""
 
     proxy_url: str | None = None
 
     def __init__(
-        self,
-        port: int = 0,
-        date: str | Date | None = None,
-        seed: int = 0,
-        host: str = "127.0.0.1",
-        ca_dir: Path | None = None,
+        self, server: SniffingServer, tls: TlsFiles, hosts: tuple[str, ...], host: str, name: str
     ) -> None:
-        self.date = _as_date(date)
-        self.seed = seed
+        self._server = server
+        self._tls_files = tls
+        self.hosts = hosts
         self.host = host
-        self._tls_files: TlsFiles = ensure_tls(tuple(site.host for site in SITES), ca_dir)
-        self._server = _Server((host, port), WebApp(self.date, seed), self._tls_files.context, self.date)
+        self._name = name
         self._thread: threading.Thread | None = None
 
     @property
@@ -249,25 +244,21 @@ class LocalWeb:
         return "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
 
     @property
-    def host_resolver_rules(self) -> str:
-        return f"MAP *.test {self.loopback}:{self.port}"
-
-    @property
     def resolve(self) -> HostMap:
-        """Every site host -> this server, for both schemes (port-less rules)."""
-        rules = tuple(ResolveRule(host=site.host, ip=self.loopback, target_port=self.port) for site in SITES)
+        """Every host -> this server, for both schemes (port-less rules)."""
+        rules = tuple(ResolveRule(host=host, ip=self.loopback, target_port=self.port) for host in self.hosts)
         return HostMap(rules=rules)
 
     def url(self, host: str, path: str = "/", scheme: str = "https") -> str:
         """Canonical URL of a page (reach it through `resolve` or `host_resolver_rules`)."""
         return f"{scheme}://{host}{path if path.startswith('/') else '/' + path}"
 
-    def start(self) -> LocalWeb:
+    def start(self) -> Self:
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._server.serve_forever,
                 kwargs={"poll_interval": 0.05},
-                name=f"localweb-{self.port}",
+                name=f"{self._name}-{self.port}",
                 daemon=True,
             )
             self._thread.start()
@@ -281,7 +272,7 @@ class LocalWeb:
         self._server.server_close()
         self._server.close_connections()
 
-    def __enter__(self) -> LocalWeb:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
@@ -291,3 +282,29 @@ class LocalWeb:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class LocalWeb(LoopbackSites):
+    """The local web's eight sites on one loopback port, started in a background thread."""
+
+    def __init__(
+        self,
+        port: int = 0,
+        date: str | Date | None = None,
+        seed: int = 0,
+        host: str = "127.0.0.1",
+        ca_dir: Path | None = None,
+    ) -> None:
+        self.date = _as_date(date)
+        self.seed = seed
+        hosts = tuple(site.host for site in SITES)
+        tls = ensure_tls(hosts, ca_dir)
+        try:
+            server = _Server((host, port), WebApp(self.date, seed), tls.context, self.date)
+        except OSError as exc:  # the port is taken, or the address is not this machine's
+            raise SusbenchError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        super().__init__(server, tls, hosts, host, "localweb")
+
+    @property
+    def host_resolver_rules(self) -> str:
+        return f"MAP *.test {self.loopback}:{self.port}"

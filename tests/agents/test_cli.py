@@ -1,4 +1,4 @@
-"""The README's agents demo, run line by line as a user would (its port and files moved aside), and
+"""The agents demo of docs/agents.md, run line by line as a user would (its port and files moved aside), and
 the API key it exports found nowhere the project writes."""
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ DEMO_KEY = "sk-local-demo"
 
 
 def demo_lines() -> list[str]:
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme[readme.index(MARKER) :].split("```sh\n", 1)[1].split("```", 1)[0]
+    guide = (REPO_ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+    block = guide[guide.index(MARKER) :].split("```sh\n", 1)[1].split("```", 1)[0]
     return [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
 
 
@@ -35,7 +35,7 @@ def susbench(line: str) -> list[str]:
     return [sys.executable, "-m", "susbench", *words[1:]]
 
 
-def test_the_readme_agents_demo(tmp_path: Path) -> None:
+def test_the_agents_guide_demo(tmp_path: Path) -> None:
     port = str(free_port())
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     outputs: list[str] = []

@@ -78,15 +78,15 @@ def test_figure4_is_drawn_from_the_real_runs(results: dict[str, str | Path], tmp
     written = write_figures(snapshot, tmp_path / "one")
     again = write_figures(snapshot, tmp_path / "two")
     assert [path.name for path in written] == [
-        f"figure4{panel}.{kind}" for panel in ("", "a", "b", "c") for kind in ("png", "svg")
-    ]
+        f"figure4{panel}.{kind}" for panel in ("", "-a", "-b", "-c") for kind in ("png", "svg", "pdf")
+    ] + ["figure4.txt"]
     assert [path.read_bytes() for path in written] == [path.read_bytes() for path in again]  # reproducible
     with Image.open(written[0]) as image:
-        assert image.size == (2550, 690)  # 17 x 4.6 in at 150 dpi
+        assert image.size == (3150, 810)  # 21 x 5.4 in at 150 dpi
     svg = written[1].read_text()
     for text in (
         "(a) by operator",
-        "(b) by dark-pattern type",
+        "(b) by type, pooled over",
         "(c) by type for each operator",
         "Confirm Shaming",
     ):
@@ -112,9 +112,8 @@ def test_html_report_is_one_self_contained_page(
     for run_id in (results["snapshot-naive"], results["snapshot-careful"], results["live-redesigned"]):
         assert str(run_id) in html
     # the third configuration's Figure 4 and its panels, named by the configuration
-    assert (tmp_path / "figure4.png").is_file() and len(list(tmp_path.glob("figure4-3-*.svg"))) == 1 + len(
-        PANELS
-    )
+    assert len(list(tmp_path.glob("figure4-1-*.png"))) == 1 + len(PANELS)
+    assert len(list(tmp_path.glob("figure4-3-*.svg"))) == 1 + len(PANELS)
 
 
 def test_live_and_snapshot_agree_at_the_recording_date(results: dict[str, str | Path]) -> None:

@@ -110,7 +110,13 @@ def test_the_demo_report_folder_keeps_each_configuration_apart(db: Path, tmp_pat
     assert report.groups[1].model is not None and report.groups[1].operators == ["careful", "naive"]
     names = sorted(path.name for path in written)
     second = "figure4-2-snapshot-unknown"  # named by its configuration (these runs name no snapshot id)
-    assert {"figure4.png", "figure4.svg", f"{second}.png", f"{second}.svg", "report.html"} <= set(names)
+    stems = sorted(name.removesuffix(".txt") for name in names if name.endswith(".txt"))
+    assert stems[0].startswith("figure4-1-live") and stems[1:] == [second]
+    for stem in stems:  # every configuration's figure named alike, its panels after a hyphen
+        assert {
+            f"{stem}{panel}.{kind}" for panel in ("", "-a", "-b", "-c") for kind in ("png", "svg")
+        } <= set(names)
+    assert "report.html" in names
     assert written[-1] == folder / "report.html"
     with Image.open(folder / f"{second}.png") as image:
         assert image.format == "PNG" and image.width > 1000
@@ -183,6 +189,20 @@ def test_bad_input_is_one_clear_error(
     assert "Traceback" not in error
 
 
+def test_report_html_names_each_file_it_wrote_on_its_own_line(
+    db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "r"
+    monkeypatch.setattr(
+        sys, "argv", ["susbench", "report", "--db", str(db), "--no-model", "--html", str(folder)]
+    )
+    main()
+    lines = capsys.readouterr().out.splitlines()
+    wrote = [line.removeprefix("wrote ") for line in lines if line.startswith("wrote ")]
+    assert sorted(wrote) == sorted(str(path) for path in folder.iterdir())
+    assert len(wrote) > 2
+
+
 def test_report_json_names_its_estimator_and_fits_no_model_to_a_handful(
     db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -197,4 +217,6 @@ def test_report_json_names_its_estimator_and_fits_no_model_to_a_handful(
     assert snapshot["model"]["tests"].startswith("penalized likelihood-ratio tests")
     html = (tmp_path / "r" / "report.html").read_text()
     assert "Tasks and sites (3 tasks on 1 sites)" in html and "too few exposures for a model" in html
-    assert "its exposures n" in html  # the figure's caption says what the numbers on the bars are
+    # the figure's caption says what the numbers on the bars are, the interval and how avoided was counted
+    assert "is its n (the exposures counted)" in html and "95% Wilson score intervals" in html
+    assert "avoidance as the paper counts it" in html

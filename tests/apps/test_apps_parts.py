@@ -24,7 +24,7 @@ from susbench.apps.serve import check_free
 from susbench.apps.spec import AppSpec
 from susbench.core.errors import SusbenchError
 from susbench.core.models import SiteCategory
-from tests.fixtures.cli import run_cli
+from tests.support.cli import run_cli
 
 DAY = date(2026, 12, 7)
 

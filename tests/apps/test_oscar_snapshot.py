@@ -1,30 +1,22 @@
-"""django-oscar from its bundled snapshot, offline: every task's flow replays whole (its pages'
-requests at least 99% answered, from the task's own session), and the scripted baselines are exact
-on every app task (naive 0% and careful 100% avoided), complete and without a miss."""
+"""django-oscar from its bundled snapshot, offline: the scripted baselines are exact on every app
+task (naive 0% and careful 100% avoided), every episode completes its whole flow (to the order's
+confirmation or the basket), and no request of the app's pages misses the snapshot."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Playwright
 
-from susbench.browser import fresh_context, launch_browser, replay_profile
-from susbench.browser.actions import perform_step
-from susbench.browser.profiles import BrowserProfile
 from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import load_tasks
 from susbench.catalog.tasksets import TASK_SETS, task_set_snapshot
 from susbench.controller import RunOptions, run_benchmark
-from susbench.core.models import Task
-from susbench.replayer.direct import DirectReplayServer
 from susbench.results.store import Store
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]  # 28 episodes on a busy machine
 
 APP = "oscar"
-STEP_TIMEOUT_MS = 20_000
 INJECTIONS = {injection.id: injection for injection in load_injections()}
 TASKS = load_tasks(TASK_SETS[APP].tasks_dir, INJECTIONS)
 SNAPSHOT = task_set_snapshot(TASK_SETS[APP])
@@ -37,58 +29,17 @@ def test_the_app_has_its_tasks_and_seven_types() -> None:
     assert {task.site for task in TASKS} == {"oscarshop.test"}
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[DirectReplayServer]:
-    assert SNAPSHOT is not None
-    with DirectReplayServer(SNAPSHOT) as replay:
-        yield replay
-
-
-@pytest.fixture(scope="module")
-def browser(
-    server: DirectReplayServer, web_playwright: Playwright
-) -> Iterator[tuple[Browser, BrowserProfile]]:
-    profile = replay_profile(server)
-    with launch_browser(web_playwright, profile) as launched:
-        yield launched, profile
-
-
-@pytest.mark.parametrize("task", TASKS, ids=[task.id for task in TASKS])
-def test_each_flow_replays_whole_from_its_own_session(
-    task: Task, server: DirectReplayServer, browser: tuple[Browser, BrowserProfile]
-) -> None:
-    episode = server.new_episode(task.capture_plan().id)
-    launched, profile = browser
-    context = fresh_context(launched, profile)
-    try:
-        page = context.new_page()
-        page.goto(task.start_url, wait_until="load")
-        for step in task.reference_path:
-            if step.action != "decide":
-                perform_step(page, step, STEP_TIMEOUT_MS)
-                page.wait_for_load_state("load")
-        final = page.url
-        heading = page.locator("h1").first.inner_text()
-    finally:
-        context.close()
-    served = [
-        entry for entry in server.log if entry.episode_number == episode and "oscarshop.test" in entry.url
-    ]
-    answered = [entry for entry in served if entry.kind in ("exact", "canonical", "fuzzy")]
-    missed = sorted({entry.url for entry in served if entry.kind not in ("exact", "canonical", "fuzzy")})
-    assert len(answered) >= 0.99 * len(served), f"{task.id}: not in the snapshot: {missed}"
-    assert task.completion is not None and task.completion.url is not None
-    assert final.split("://", 1)[1].startswith(task.completion.url), final
-    if final.endswith("/thank-you/"):
-        assert heading.startswith("Order ") and heading.endswith("confirmation"), heading
-
-
 def test_baselines_are_exact_on_every_app_task(tmp_path: Path) -> None:
     db = tmp_path / "oscar.duckdb"
     for operator in ("naive", "careful"):
         run_benchmark(
             RunOptions(
-                tasks="all", operator=operator, snapshot=SNAPSHOT, tasks_dir=TASK_SETS[APP].tasks_dir, db=db
+                tasks="all",
+                operator=operator,
+                snapshot=SNAPSHOT,
+                tasks_dir=TASK_SETS[APP].tasks_dir,
+                parallel=2,
+                db=db,
             )
         )
     with Store(db, read_only=True) as store:

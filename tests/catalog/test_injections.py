@@ -11,6 +11,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
+from susbench.apps import load_specs
 from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.cli.injections import injections_app
 from susbench.core.errors import InputError
@@ -40,7 +41,12 @@ def test_catalog_has_three_per_type_across_all_sites() -> None:
     assert len(injections) >= 27
     assert all(counts[name] >= 3 for name in PATTERN_TYPES), counts
     own = [item for item in injections if item.site != "*"]  # generic ones fit any site
-    assert {item.site for item in own} == {site.host for site in SITES}
+    app_hosts = {host for spec in load_specs() for host in spec.hosts}
+    assert (
+        {site.host for site in SITES}
+        <= {item.site for item in own}
+        <= {site.host for site in SITES} | app_hosts
+    )
     for item in own:
         assert item.page.example and url_matches(item.page.url, item.page.example), item.id
 
@@ -105,3 +111,39 @@ def test_build_is_content_addressed(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     store = json.loads((first / "store.js").read_text().removeprefix("self.STORE = ").rstrip(";\n"))
     assert set(store["injections"]) == {item.id for item in injections}
     assert build_extension(injections[:3]) != first
+
+
+def test_a_new_injection_file_shows_every_error_in_one_round(tmp_path: Path) -> None:
+    """A bad field no longer hides a misplaced file: both come in the first validation."""
+    source = next(INJECTIONS_DIR.glob("bazaarly.test/*.yaml"))
+    text = source.read_text(encoding="utf-8").replace(f"id: {source.stem}\n", "id: my-new-card\n")
+    folder = tmp_path / "bazaarly.test"
+    folder.mkdir()
+    (folder / "my-card.yaml").write_text(text + "placement_typo: after\n", encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        load_injections((tmp_path,))
+    message = str(raised.value)
+    assert "placement_typo" in message
+    assert "the file must be bazaarly.test/my-new-card.yaml" in message
+
+
+def test_field_errors_and_the_model_wide_checks_come_in_one_round(tmp_path: Path) -> None:
+    """A field error used to hide the checks across fields (they ran only once every field was valid)."""
+    source = INJECTIONS_DIR / "bazaarly.test" / "bazaarly-home-sponsored-card.yaml"
+    text = source.read_text(encoding="utf-8").replace("  label: Sponsored\n", "")  # a disguised_ad needs it
+    text = text.replace("bazaarly.test/\n", "voltcart.test/\n")  # its page (url, example) not on its site
+    folder = tmp_path / "bazaarly.test"
+    folder.mkdir()
+    (folder / "my-card.yaml").write_text(text + "placement_typo: after\n", encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        load_injections((tmp_path,))
+    lines = str(raised.value).splitlines()
+    assert any("placement_typo" in line for line in lines)
+    assert any(line.endswith("texts: a disguised_ad needs 'label'") for line in lines)
+    assert any(line.endswith("page.url: 'voltcart.test/' is not on site 'bazaarly.test'") for line in lines)
+    assert any("the file must be bazaarly.test/bazaarly-home-sponsored-card.yaml" in line for line in lines)
+    (folder / "my-card.yaml").write_text(text, encoding="utf-8")  # no field error: each check said once
+    with pytest.raises(InputError) as raised:
+        load_injections((tmp_path,))
+    message = str(raised.value)
+    assert message.count("needs 'label'") == 1 and message.count("is not on site") == 1

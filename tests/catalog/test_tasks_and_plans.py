@@ -100,6 +100,9 @@ def test_selecting_a_type_injects_that_type(tasks: list[Task], injections: dict[
     assert {job.episode.pattern_type for job in jobs} == {"popup_ad"}
     mixed = options.model_copy(update={"tasks": "popup_ad,dailyledger-subscribe-coral"})
     coral = [job for job in plan_episodes("run-x", selected, injections, mixed) if "coral" in job.task.id]
+    assert len({job.episode.injection_id for job in coral}) == 1  # repeats replicate one (task, injection)
+    redrawn = mixed.model_copy(update={"redraw_injections": True})
+    coral = [job for job in plan_episodes("run-x", selected, injections, redrawn) if "coral" in job.task.id]
     assert len({job.episode.pattern_type for job in coral}) > 1  # picked by id: any of its injections
 
 

@@ -27,6 +27,7 @@ from susbench.core.models import OutcomeKind
 from susbench.core.paths import SNAPSHOTS_DIR
 from susbench.core.tables import FittedTable
 from susbench.results.store import Store
+from susbench.snapshot import Snapshot
 from tests.support.results import add_episode, add_run
 
 SUSBENCH = Path(sys.executable).with_name("susbench")
@@ -152,6 +153,9 @@ def test_report_by_task_keeps_every_interval_and_name_whole(db: Path) -> None:
         assert_table_shown(shown.stdout, tables.episodes(group))
         forms = assert_table_shown(shown.stdout, tables.breakdown(group))
         assert forms == {"record"}, "the breakdown is wider than 80 columns: its rows are records"
+    fields = [field for record in records(shown.stdout.splitlines()) for field in record]
+    assert {("task", task) for task in LONG_TASKS} <= set(fields), "each record names its task as `task:`"
+    assert not [field for field in fields if field[0] == "item"]
 
 
 def test_compare_keeps_the_mcnemar_exact_p(db: Path) -> None:
@@ -192,9 +196,23 @@ def test_drift_keeps_text_pixels_and_problem_columns(tmp_path: Path) -> None:
     task = "pizzapalace-margherita-order"
     shown = susbench("drift", str(BUNDLED), str(BUNDLED), "--tasks", task, "--out", "drift", cwd=tmp_path)
     assert shown.returncode == 0, shown.stdout + shown.stderr
+    walked = f"{BUNDLED.name}: task 1/1 {task}"  # progress goes to stderr, once per side
+    assert shown.stderr.splitlines() == [walked, walked] and walked not in shown.stdout
     report = DriftReport.model_validate_json((tmp_path / "drift" / "drift.json").read_text())
     pages = tables.pages(report)
     assert {"text lines changed", "pixels changed", "problem"} <= set(pages.headers)
     assert_table_shown(shown.stdout, pages)
     assert_table_shown(shown.stdout, tables.digests(report))
     assert_table_shown(shown.stdout, tables.anchors(report))
+
+
+def test_snapshot_info_keeps_the_sha256_whole_on_one_line() -> None:
+    with Snapshot.open(BUNDLED) as snapshot:
+        sha256, manifest = snapshot.sha256, snapshot.manifest
+    shown = susbench("snapshot", "info", str(BUNDLED))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    assert any(line.split() == ["sha256:", sha256] for line in lines), shown.stdout
+    assert any(line.split() == ["user_agent:"] for line in lines)
+    assert " ".join(" ".join(lines).split()).count(manifest.user_agent) == 1

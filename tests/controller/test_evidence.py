@@ -37,7 +37,8 @@ from susbench.operators import (
     register_operator,
 )
 from susbench.operators.scripted import Policy, ScriptedOperator
-from susbench.results.store import EpisodeRecord, Store
+from susbench.records.episode import EpisodeRecord
+from susbench.results.store import Store
 
 TASK = "threadline-scarf-cart"  # confirm shaming: careful clicks the safe choice, naive the manipulative one
 BUDGET_S = 25.0

@@ -2,7 +2,7 @@
 a renderer or the browser killed mid-episode, the replay server stopping, a full disk under the
 database or a snapshot being written, SIGINT/SIGTERM to `susbench run`, and a second run on the same
 database. Nothing stored before is lost, and a resumed run ends with every planned episode once.
-README "Faults during a run" and docs/reference/controller.md list the outcome of each.
+docs/results.md ("Faults during a run") and docs/reference/controller.md list the outcome of each.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from susbench.controller.environment import WorkerSetup
 from susbench.controller.episode import EpisodeRunner
 from susbench.core.errors import SusbenchError
 from susbench.core.paths import REPO_ROOT
-from susbench.results.store import EpisodeRecord, Store
+from susbench.records.episode import EpisodeRecord
+from susbench.results.store import Store
 from susbench.web import LocalWeb
 from tests.support.fault_operators import ACTING_DIR, wait_for_acting
 from tests.support.processes import MARK_VARIABLE, ProcessInfo, Watch, family, marked_env, new_mark

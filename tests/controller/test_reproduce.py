@@ -28,8 +28,10 @@ from susbench.controller.run import load_materials
 from susbench.core.errors import SusbenchError
 from susbench.core.identity import RunInputs, StudyRun
 from susbench.core.models import Episode, Outcome, OutcomeKind
+from susbench.records.episode import EpisodeRecord
+from susbench.records.run import RunRecord
 from susbench.results.bundle import export_bundle, read_bundle
-from susbench.results.store import EpisodeRecord, RunRecord, Store
+from susbench.results.store import Store
 
 IMAGE = BrowserFacts(
     kind="container", image="localhost/susbench-browser:test", image_id="sha256:beef", chromium="156.0.1"

@@ -9,13 +9,13 @@ import os
 import socket
 import subprocess
 import sys
-from datetime import date
 from pathlib import Path
 
 import pytest
 
 from susbench.operators import OperatorSettings, check_operator
 from susbench.results.store import Store
+from susbench.web.edition import DEFAULT_DATE
 
 SUSBENCH = Path(sys.executable).with_name("susbench")
 TASK = "pizzapalace-margherita-order"
@@ -68,7 +68,7 @@ def test_a_run_of_only_errors_fails_and_its_rerun_retries_them(tmp_path: Path) -
     again = susbench(*args, cwd=tmp_path, env=env)
     assert again.returncode == 1, again.stdout + again.stderr
     assert "retrying 1 episode stored as error" in again.stdout
-    assert "1 episodes stored, 0 already stored (of 1)" in again.stdout
+    assert "1 episode stored, 0 already stored (of 1)" in again.stdout
     with Store(tmp_path / "r.duckdb", read_only=True) as store:
         _, rows = store.query("SELECT outcome FROM episode_outcomes")
     assert rows == [("error",)]  # the retry replaced the first attempt; nothing is stored twice
@@ -81,13 +81,13 @@ def test_a_live_run_without_live_date_stores_the_date_served(tmp_path: Path) -> 
         "run", "--operator", "careful", "--tasks", TASK, "--live", "--db", "r.duckdb", cwd=tmp_path, env=env
     )
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    today = date.today().isoformat()
+    served = DEFAULT_DATE.isoformat()
     with Store(tmp_path / "r.duckdb", read_only=True) as store:
         _, rows = store.query("SELECT config->>'live_date' FROM runs")
-    assert rows == [(today,)]
+    assert rows == [(served,)]
     report = susbench("report", "--db", "r.duckdb", "--no-model", cwd=tmp_path, env=env)
-    assert f"live date {today}" in " ".join(report.stdout.split())
+    assert f"live date {served}" in " ".join(report.stdout.split())
     exported = susbench("results", "export", "--parquet", "bundle", "--db", "r.duckdb", cwd=tmp_path, env=env)
     assert exported.returncode == 0, exported.stderr
     manifest = json.loads((tmp_path / "bundle" / "run.json").read_text())
-    assert [run["identity"]["live_date"] for run in manifest["runs"]] == [today]
+    assert [run["identity"]["live_date"] for run in manifest["runs"]] == [served]

@@ -8,15 +8,19 @@ extension as it was when the attacks were found.
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
+import numpy as np
 import pytest
+from PIL import Image
 from playwright.sync_api import Page
 
 from susbench.browser import BrowserSession
 from susbench.browser.actions import ClickMode
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
 from susbench.core.models import Injection, Task
+from susbench.web.quirks import COOKIE
 from tests.support.episode_evidence import ChoiceLog, as_json, event_lines, story, told_on_failure
 from tests.support.hostile_cases import HostileCase, host_look, load_cases, run_case
 
@@ -68,3 +72,51 @@ def test_host_shows_nothing_of_the_look(
         look = host_look(ext_page)
     assert look["own"] == look["inherited"]  # the page's own custom properties, none of the copied look
     assert not look["empty"]
+
+
+# Round three (issue 47), class 14: page CSS that reaches into a closed shadow root. Registrations of
+# custom properties the drawing could use must change none of its pixels; a selection the page paints
+# white on white must leave its text as much ink as on the plain page.
+PAGE_CSS_QUIRKS = ("property-blank-font", "property-swap-look", "selection-white")
+INK_DISTANCE = 60  # a pixel this far (per channel) from the panel's commonest colour is ink
+
+
+def panel_pixels(bridge: ExtensionBridge, page: Page, injection: Injection, quirk: str | None) -> np.ndarray:
+    """The drawn pattern's panel as painted, on the page with `quirk` switched on (None: the plain page)."""
+    if quirk:
+        page.context.add_cookies([{"name": COOKIE, "value": quirk, "domain": injection.site, "path": "/"}])
+    try:
+        with bridge.episode(f"pixels-{quirk}", injection.id) as episode:
+            page.goto(str(injection.page.example))
+            assert bridge.choices(page, wait=5.0), "the pattern was not drawn"
+            box = bridge.panel(page, scroll=True)
+            assert box is not None and episode.wait_for_exposure()
+            page.wait_for_timeout(300)
+            clip = {"x": box.x, "y": box.y, "width": box.width, "height": box.height}
+            return np.asarray(
+                Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB"), dtype=np.int16
+            )
+    finally:
+        page.context.clear_cookies(name=COOKIE)
+
+
+def ink(pixels: np.ndarray) -> int:
+    """How many pixels stand out from the panel's commonest colour (its ground)."""
+    colours, counts = np.unique(pixels.reshape(-1, 3), axis=0, return_counts=True)
+    ground = colours[counts.argmax()]
+    return int((np.abs(pixels - ground).max(axis=2) > INK_DISTANCE).sum())
+
+
+@pytest.mark.parametrize("quirk", PAGE_CSS_QUIRKS)
+def test_page_css_cannot_reach_the_drawing(
+    bridge: ExtensionBridge, ext_page: Page, catalog: dict[str, Injection], quirk: str
+) -> None:
+    injection = catalog["voltcart-item-protection-plan"]  # text on a plain card: its ink is its words
+    plain = panel_pixels(bridge, ext_page, injection, None)
+    hostile = panel_pixels(bridge, ext_page, injection, quirk)
+    if quirk == "selection-white":
+        assert ink(hostile) >= ink(plain) // 2, (ink(hostile), ink(plain))
+        return
+    assert hostile.shape == plain.shape, (hostile.shape, plain.shape)
+    changed = float((np.abs(hostile - plain).max(axis=2) > INK_DISTANCE).mean())
+    assert changed < 0.01, f"{changed:.1%} of the panel's pixels changed"

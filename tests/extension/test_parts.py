@@ -93,10 +93,8 @@ def look_page(browser_direct: BrowserContext) -> Iterator[Page]:
 
 @pytest.mark.e2e
 def test_look_copies_the_solid_primary_the_outlined_secondary_and_the_light_card(look_page: Page) -> None:
-    css = look_page.evaluate("pageHelper.look.paint(document.getElementById('anchor'), {}, false).css")
-    block = re.match(r"\[data-part=frame\]\{([^}]*)\}\n", css)
-    assert block, css[:200]
-    properties = dict(item.split(":", 1) for item in block.group(1).split(";"))
+    drawn = look_page.evaluate("pageHelper.look.paint(document.getElementById('anchor'), {}, false)")
+    css, properties = drawn["css"], drawn["values"]
     assert properties["--primary-bg"] == "rgb(10, 110, 60)"
     assert properties["--primary-radius"] == "9px"
     assert properties["--secondary-border"] == "2px solid rgb(10, 110, 60)"

@@ -159,7 +159,7 @@ def test_realism_command_scores_each_drawn_element_of_a_pattern_on_a_styled_page
     args = ("injections", "realism", str(SHOP), "--injections", "generic-buybox-discount-shame", "--json")
     done = run_cli(*args, timeout=600)  # a build, a Chromium and a page on a busy machine
     assert done.returncode == 0, done.stderr
-    (row,) = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    (row,) = json.loads(done.stdout)  # one JSON array, as --json promises
     assert {"page", "injection", "type", "native", "distances", "elements"} <= set(row)
     assert row["page"] == SHOP.name and row["type"] == "confirm_shaming" and row["language"] == "en"
     roles = {item["role"] for item in row["elements"]}

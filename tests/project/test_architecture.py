@@ -3,10 +3,21 @@ picture in docs/architecture.md is the one generated from the code."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from susbench.core.paths import REPO_ROOT
-from tools.import_graph import DOC, Layers, doc_picture, import_graph, load_layers, mermaid, part_edges
+from tools.import_graph import (
+    DOC,
+    Layers,
+    doc_picture,
+    import_graph,
+    load_layers,
+    mermaid,
+    module_files,
+    part_edges,
+)
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +89,35 @@ def test_recorder_and_replayer_stay_below_the_controller(graph: dict[str, set[st
         if target.startswith(forbidden)
     ]
     assert reaching == []
+
+
+STORE_READERS = {"analysis", "cli"}
+STORE_WRITERS = {"controller", "study"}
+
+
+def test_only_the_controller_and_a_study_write_results(layers: Layers) -> None:
+    """The other parts hand the controller records (susbench.records) and never reach the store; the
+    analysis and the command line reach it to read, so each of their `Store(...)` is read-only."""
+    reaching = {name for name, part in layers.parts.items() if "results" in part.uses}
+    assert reaching == STORE_READERS | STORE_WRITERS
+    writable = []
+    for module, path in sorted(module_files().items()):
+        if layers.part_of(module) in STORE_WRITERS | {"results"}:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "Store"
+                and not any(
+                    keyword.arg == "read_only"
+                    and isinstance(keyword.value, ast.Constant)
+                    and keyword.value.value
+                    for keyword in node.keywords
+                )
+            ):
+                writable.append(f"{module}:{node.lineno}")
+    assert writable == []
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:

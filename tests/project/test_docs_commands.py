@@ -1,4 +1,4 @@
-"""The README's "Using it" and docs/tutorial.md, run as a reader would: every shell block, in order.
+"""docs/session.md and docs/tutorial.md, run as a reader would: every shell block, in order.
 
 Each document's ```sh blocks become one bash script (so variables carry over), run in a fresh empty
 folder with nothing in it, as a reader would: no link to the checkout. A line ending in `&` is a
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from susbench.core.paths import REPO_ROOT
-from tests.support.documents import SCRIPT_TIMEOUT_S, Block, run_document, script, section, shell_blocks
+from tests.support.documents import SCRIPT_TIMEOUT_S, Block, run_document, script, shell_blocks
 
 
 def test_script_waits_for_servers_and_frees_ports() -> None:
@@ -43,7 +43,7 @@ def test_tutorial_runs_as_written(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 @pytest.mark.timeout(SCRIPT_TIMEOUT_S + 60)
-def test_readme_using_it_runs_as_written(tmp_path: Path) -> None:
-    markdown = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_typical_session_runs_as_written(tmp_path: Path) -> None:
+    markdown = (REPO_ROOT / "docs" / "session.md").read_text(encoding="utf-8")
     (tmp_path / "reader").mkdir()
-    run_document('README.md "Using it"', shell_blocks(section(markdown, "Using it")), tmp_path / "reader")
+    run_document("docs/session.md", shell_blocks(markdown), tmp_path / "reader")

@@ -1,6 +1,7 @@
 """Every repository path, `susbench` command and project module the documents name exists.
 
-The documents are README.md and docs/**/*.md. What is checked, and where:
+The documents are README.md, CONTRIBUTING.md, benchmarks/README.md and docs/**/*.md. What is
+checked, and where:
 - a repository path: a word starting with one of the repository's top-level names and a `/` (or a
   top-level file such as `pyproject.toml`), in prose, in a code span or as a link, must be on disk.
   `*`, `**`, `{a,b}` and `<placeholder>` make it a pattern that must match at least one path. Links
@@ -34,7 +35,10 @@ from susbench.cli.main import app
 from susbench.core.paths import REPO_ROOT
 from tools.import_graph import DOC, END, START, load_layers, module_files
 
-DOCUMENTS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").rglob("*.md"))]
+DOCUMENTS = [
+    *(REPO_ROOT / name for name in ("README.md", "CONTRIBUTING.md", "benchmarks/README.md")),
+    *sorted((REPO_ROOT / "docs").rglob("*.md")),
+]
 NOT_PATHS = {
     "susbench/snapshot.json": "the manifest member inside every WACZ we write, not a file of the repository",
 }

@@ -33,7 +33,7 @@ def counts(text: str) -> dict[str, int]:
     said = re.findall(r"(\d+) (responses|revisits|non-GET)", text)
     if said:
         return {name: int(count) for count, name in said}
-    return {name: int(count) for name, count in re.findall(r"(responses|revisits|non-GET)[\s│]+(\d+)", text)}
+    return {name: int(count) for name, count in re.findall(r"(responses|revisits|non-GET)[\s│:]+(\d+)", text)}
 
 
 def test_a_four_page_flow_is_listed_page_by_page(local_web: LocalWeb, tmp_path: Path) -> None:

@@ -22,8 +22,10 @@ from susbench.core.errors import SusbenchError
 from susbench.core.identity import RunIdentity, RunInputs, StudyRun
 from susbench.core.models import Episode, Outcome, OutcomeKind
 from susbench.operators import OperatorSettings
+from susbench.records.episode import EpisodeRecord
+from susbench.records.run import RunRecord, RunSettings
 from susbench.results.bundle import MANIFEST_NAME, ResultManifest, bundle_episodes, export_bundle, read_bundle
-from susbench.results.store import EpisodeRecord, RunRecord, RunSettings, Store
+from susbench.results.store import Store
 from tests.support.agents import KEY_VARIABLE, run_agent
 from tests.support.type_tasks import TYPE_TASKS
 

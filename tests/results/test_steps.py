@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from susbench.core.models import Episode, Outcome, OutcomeKind
-from susbench.results.store import EpisodeRecord, Store, trace_folder
-from susbench.results.trace import StepRecord
+from susbench.records.episode import EpisodeRecord
+from susbench.records.trace import StepRecord
+from susbench.results.store import Store, trace_folder
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -101,6 +101,24 @@ def test_not_a_warc_is_a_clear_error(tmp_path: Path) -> None:
     assert "junk.warc" in result.stderr
 
 
+def test_verify_says_a_damaged_gzip_record_in_its_own_lines_only(realdata: Path, tmp_path: Path) -> None:
+    """warcio wrote zlib's "Error -3 while decompressing data" to stderr, before verify's own lines."""
+    out = import_warc([realdata / "warc" / "books.toscrape.warc"], tmp_path / "s.wacz")
+    with zipfile.ZipFile(out) as archive:
+        info = archive.getinfo("archive/data.warc.gz")
+    raw = bytearray(out.read_bytes())
+    raw[info.header_offset + 30 + len(info.filename) + len(info.extra) + 9500] ^= 0xFF  # mid-record
+    out.write_bytes(bytes(raw))
+    result = run_cli("snapshot", "verify", str(out))
+    problems = verify_snapshot(out).problems
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: {out}: {len(problems)} problem(s) found"]
+    assert any("Error -3 while decompressing data" in problem for problem in problems)
+    assert "".join(result.stdout.split()) == "".join(f"FAIL {problem}" for problem in problems).replace(
+        " ", ""
+    )
+
+
 def test_flipped_byte_fails_open_and_verify_naming_the_member(realdata: Path, tmp_path: Path) -> None:
     out = import_warc([realdata / "warc" / "books.toscrape.warc"], tmp_path / "s.wacz")
     with zipfile.ZipFile(out) as archive:

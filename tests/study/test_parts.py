@@ -21,7 +21,8 @@ from susbench.core.models import OutcomeKind
 from susbench.people.appwindow import WindowPlacement
 from susbench.people.questionnaire import load_questionnaire, read_text_file
 from susbench.people.study_window import StudyWindow
-from susbench.results.store import RunRecord, Store
+from susbench.records.run import RunRecord
+from susbench.results.store import Store
 from susbench.study.design import participant_order, williams_rows
 from susbench.study.session import (
     StudyResult,

@@ -439,9 +439,7 @@ def test_sigterm_during_a_task_stops_at_once_and_stores_the_stopped_episode(
     assert "participant P02: stopped by SIGTERM during task 1 of 1; 1 tasks run now, 0 already done" in output
     assert still_running(started, timeout=20) == {}
     with Store(db, read_only=True) as store:
-        _, outcomes = store.query(
-            "SELECT outcome, reason FROM episode_outcomes JOIN outcomes USING (episode_id)"
-        )
+        _, outcomes = store.query("SELECT outcome, reason FROM episode_outcomes")
         _, answers = store.query("SELECT count(*) FROM responses")
         _, state = store.query("SELECT participant, state FROM study_sessions")
     [(outcome, reason)] = outcomes

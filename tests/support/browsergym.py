@@ -1,4 +1,4 @@
-"""The BrowserGym driver (tests/support/browsergym_driver.py) as a process in BrowserGym's own
+"""The BrowserGym driver (tests/browsergym/driver.py) as a process in BrowserGym's own
 virtualenv, made by `make test`'s set-up (`susbench agents install-browsergym`), never here; its
 fixtures are in tests/browsergym/conftest.py."""
 
@@ -13,7 +13,9 @@ from typing import Any
 
 from susbench.browsergym import environment
 
-DRIVER = Path(__file__).with_name("browsergym_driver.py")
+# Not in this folder: run as a script, its folder comes first on sys.path, and this module would
+# stand in for the browsergym package.
+DRIVER = Path(__file__).parents[1] / "browsergym" / "driver.py"
 
 
 class Driver:

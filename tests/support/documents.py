@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 FENCE = re.compile(r"(?:<!-- needs: (?P<needs>[a-z -]+) -->\s*\n)?```sh\n(?P<body>.*?)```", re.DOTALL)
-SUBHEADING = re.compile(r"\n#{2,6} ")  # a shell comment inside a block has one `#`
 BACKGROUND = re.compile(r"^(?P<command>.*?)\s*&\s*(?:#.*)?$")
 DOC_PORTS = (8080, 8081, 8082, 8083)
 SCRIPT_TIMEOUT_S = 3600
@@ -30,13 +29,6 @@ BIN = Path(sys.executable).parent
 class Block:
     body: str
     needs: str | None
-
-
-def section(markdown: str, heading: str) -> str:
-    """The text under `## heading`, up to the next heading (its subsections are sections of their own)."""
-    start = markdown.index(f"\n## {heading}\n")
-    following = SUBHEADING.search(markdown, start + 1)
-    return markdown[start : following.start() if following else None]
 
 
 def shell_blocks(markdown: str) -> list[Block]:

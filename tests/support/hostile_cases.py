@@ -52,7 +52,7 @@ class HostileCase(Frozen):
     """A page behaviour, the injection it meets and the operator who meets it, with the outcome due."""
 
     quirk: str
-    attack: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, "benign"]
+    attack: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, "benign"]
     injection: Identifier
     operator: Operator
     clicks: tuple[ClickMode, ...] = ("coordinates", "locator")

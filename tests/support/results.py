@@ -7,7 +7,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from susbench.core.models import Episode, Event, Outcome, OutcomeKind
-from susbench.results.store import EpisodeRecord, RequestRecord, RunRecord, Store
+from susbench.records.episode import EpisodeRecord, RequestRecord
+from susbench.records.run import RunRecord
+from susbench.results.store import Store
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
