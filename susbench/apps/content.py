@@ -152,7 +152,9 @@ class SiteContent(Frozen):
         items = {f"product:{p.slug}": f"{p.title}|{p.price:.2f}|{p.stock}" for p in self.products}
         items |= {f"article:{a.slug}": f"{a.headline}|{a.published.isoformat()}" for a in self.articles}
         items |= {f"plan:{p.slug}": f"{p.name}|{p.monthly:.2f}|{p.yearly:.2f}" for p in self.plans}
-        items |= {f"trip:{t.slug}": f"{t.name}|{t.price:.2f}|{t.seats}|{t.departs.isoformat()}" for t in self.trips}
+        items |= {
+            f"trip:{t.slug}": f"{t.name}|{t.price:.2f}|{t.seats}|{t.departs.isoformat()}" for t in self.trips
+        }
         return items
 
     def digest(self, kinds: tuple[str, ...] = ("product", "article", "plan", "trip")) -> ContentDigest:

@@ -22,7 +22,9 @@ EXTRAS = (("Cancellation cover", Decimal("4.50")), ("Packed lunch", Decimal("8.0
 
 def seed(content: dict) -> None:
     brand = content["brand"]
-    organizer = Organizer.objects.create(slug=ORGANIZER, name=brand["name"])
+    organizer = Organizer.objects.create(
+        slug=ORGANIZER, name=brand["name"], plugins="pretix.plugins.banktransfer"
+    )  # bank transfer is an organizer-and-event plugin: enabled on both
     organizer.settings.set("organizer_info_text", brand["tagline"])
     for trip in content["trips"]:
         departs = dt.date.fromisoformat(trip["departs"])
