@@ -437,9 +437,11 @@
       title = pick(headings.filter((item) => el.contains(item.el)));
     }
     title = title || (anchor ? null : pick(headings));
+    // A link in a heading has the heading's type (pretix's event name over every checkout step), and
+    // an opt-out drawn in it stood out at 36 px.
     const links = items.filter(
       (item) => item.text && item.el.matches("a") && !item.role && item.seen === surface && !forbidden.text.has(item.style.color) &&
-        !item.el.closest("nav, header, footer") && seen(item),
+        !item.el.closest("h1, h2, h3, h4, h5, h6, nav, header, footer") && seen(item),
     );
     const link = pick(links.filter((item) => !neutral(parseColor(item.style.color)))) || pick(links);
     return {

@@ -52,6 +52,15 @@ class PlanBase(Frozen):
     features: tuple[str, ...]
 
 
+class TripBase(Frozen):
+    slug: str = Field(pattern=r"^[a-z0-9-]+$")
+    name: str
+    price: float = Field(gt=0)
+    seats: int = Field(gt=0)
+    days_ahead: int = Field(gt=0, description="how many days after the site's date the trip leaves")
+    blurb: str
+
+
 class ContentSource(Frozen):
     """`content.yaml`: what the project wrote; prices are base prices."""
 
@@ -62,6 +71,7 @@ class ContentSource(Frozen):
     authors: tuple[str, ...]
     paragraphs: tuple[str, ...]
     plans: tuple[PlanBase, ...]
+    trips: tuple[TripBase, ...]
 
 
 class Product(Frozen):
@@ -91,6 +101,17 @@ class Plan(Frozen):
     monthly: float
     yearly: float
     features: tuple[str, ...]
+
+
+class Trip(Frozen):
+    """A guided trip sold as tickets: its price moves each week, its seats left each day."""
+
+    slug: str
+    name: str
+    description: str
+    price: float
+    seats: int
+    departs: Date
 
 
 class ContentDigest(Frozen):
@@ -124,15 +145,19 @@ class SiteContent(Frozen):
     products: tuple[Product, ...]
     articles: tuple[Article, ...]
     plans: tuple[Plan, ...]
+    trips: tuple[Trip, ...]
 
     def canonical(self) -> dict[str, str]:
         """The strings a driver's `digest()` must read back from its database, keyed by item."""
         items = {f"product:{p.slug}": f"{p.title}|{p.price:.2f}|{p.stock}" for p in self.products}
         items |= {f"article:{a.slug}": f"{a.headline}|{a.published.isoformat()}" for a in self.articles}
         items |= {f"plan:{p.slug}": f"{p.name}|{p.monthly:.2f}|{p.yearly:.2f}" for p in self.plans}
+        items |= {
+            f"trip:{t.slug}": f"{t.name}|{t.price:.2f}|{t.seats}|{t.departs.isoformat()}" for t in self.trips
+        }
         return items
 
-    def digest(self, kinds: tuple[str, ...] = ("product", "article", "plan")) -> ContentDigest:
+    def digest(self, kinds: tuple[str, ...] = ("product", "article", "plan", "trip")) -> ContentDigest:
         """The expected digest over the item kinds an app holds."""
         return ContentDigest.of({k: v for k, v in self.canonical().items() if k.split(":")[0] in kinds})
 
@@ -209,6 +234,17 @@ def site_content(day: Date, seed: int = 0) -> SiteContent:
         )
         for base in source.plans
     )
+    trips = tuple(
+        Trip(
+            slug=base.slug,
+            name=base.name,
+            description=base.blurb,
+            price=_price(base.price, seed, week, base.slug),
+            seats=base.seats - int(_unit(seed, "seats", day, base.slug) * base.seats * 0.6),
+            departs=day + timedelta(days=base.days_ahead),
+        )
+        for base in source.trips
+    )
     return SiteContent(
         date=day,
         seed=seed,
@@ -217,4 +253,5 @@ def site_content(day: Date, seed: int = 0) -> SiteContent:
         products=products,
         articles=articles,
         plans=plans,
+        trips=trips,
     )

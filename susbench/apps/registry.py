@@ -10,6 +10,7 @@ from susbench.apps.spec import find_spec
 DRIVERS = {
     "ghost": "susbench.apps.ghost:GhostDriver",
     "oscar": "susbench.apps.oscar:OscarDriver",
+    "pretix": "susbench.apps.pretix:PretixDriver",
     "wordpress": "susbench.apps.wordpress:WordPressDriver",
 }
 

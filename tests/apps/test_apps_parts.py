@@ -53,6 +53,7 @@ def test_content_is_a_function_of_date_and_seed() -> None:
     first, again = site_content(DAY, 0), site_content(DAY, 0)
     assert first == again and first.digest() == again.digest()
     assert len(first.products) == 24 and len(first.articles) == 12 and len(first.plans) == 3
+    assert len(first.trips) == 6
     assert site_content(DAY, 1).digest() != first.digest()
 
 
@@ -63,7 +64,9 @@ def test_content_drifts_by_date_in_named_places() -> None:
         site_content(date(2026, 12, 14), 0),
     )
     daily = next_day.changes_since(today)
-    assert daily and all(line.startswith(("product:", "article:")) for line in daily)
+    assert daily and all(line.startswith(("product:", "article:", "trip:")) for line in daily)
+    # a trip's departure is a fixed number of days ahead, so each day moves it (and its seats left)
+    assert {line.split(":")[1] for line in daily if line.startswith("trip:")} == {t.slug for t in today.trips}
     # a day moves stock only; a week moves prices and headlines too
     assert {today.product(p.slug).price for p in today.products} == {
         next_day.product(p.slug).price for p in today.products
@@ -189,6 +192,9 @@ def test_apps_list_json_says_what_each_app_is_and_whether_it_is_installed() -> N
         "installed",
     }
     assert rows["oscar"]["licence"] == "BSD-3-Clause" and isinstance(rows["oscar"]["installed"], bool)
+    # four apps or more, from two stacks or more (categories: WordPress and Ghost are both news)
+    assert len(rows) >= 4
+    assert len({row["stack"] for row in rows.values()}) >= 2
 
 
 def test_a_spec_refuses_unknown_fields() -> None:

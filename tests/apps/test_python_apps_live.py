@@ -1,7 +1,8 @@
-"""django-oscar served live (installed by `make apps`): recorded with `susbench record` through its
-front and replayed offline with nothing reaching the app; a database edited by hand is caught by the
-content digest; an app killed mid-recording leaves no snapshot; a busy port and a missing install
-are named with the app and what to run."""
+"""The Python apps (django-oscar and pretix, installed by `make apps`) served live: a flow recorded
+with `susbench record` through the front and replayed offline with nothing reaching the app; a
+database edited by hand is caught by the content digest. For oscar also: an app killed
+mid-recording leaves no snapshot; a busy port and a missing install are named with the app and
+what to run."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -27,22 +29,59 @@ from tests.support.cli import run_cli
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]  # app starts and recordings on a busy machine
 
 DAY = date(2026, 12, 7)
-TASK_FILE = REPO_ROOT / "tasks" / "apps" / "oscar" / "oscar-skillet-order.yaml"
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[ServedApp]:
-    assert driver("oscar").installed(), "django-oscar is not installed here: run `make apps`"
-    with serve_app("oscar", DAY, seed=0) as app:
-        yield app
+@dataclass(frozen=True)
+class Case:
+    """One app: a whole flow to record, and a price to edit by hand in its SQLite database."""
+
+    app: str
+    task: str
+    pages: int  # at least this many pages in the flow
+    price: str  # SELECT of the price's current value
+    edit: str  # UPDATE setting it to ? (the value)
+    item: str  # the content key the digest names
 
 
-def test_recorded_through_the_front_and_replayed_offline(served: ServedApp, tmp_path: Path) -> None:
-    out = tmp_path / "skillet.wacz"
-    front = served.front
+CASES = [
+    Case(
+        "oscar",
+        "oscar-skillet-order",
+        6,
+        "SELECT price FROM partner_stockrecord WHERE partner_sku = 'FH0003'",
+        "UPDATE partner_stockrecord SET price = ? WHERE partner_sku = 'FH0003'",
+        "product:cast-iron-skillet",
+    ),
+    Case(
+        "pretix",
+        "pretix-cliff-walk-family",
+        5,
+        "SELECT default_price FROM pretixbase_item WHERE name = 'Adult' AND event_id = "
+        "(SELECT id FROM pretixbase_event WHERE slug = 'coastal-cliff-walk')",
+        "UPDATE pretixbase_item SET default_price = ? WHERE name = 'Adult' AND event_id = "
+        "(SELECT id FROM pretixbase_event WHERE slug = 'coastal-cliff-walk')",
+        "trip:coastal-cliff-walk",
+    ),
+]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[case.app for case in CASES])
+def served(request: pytest.FixtureRequest) -> Iterator[tuple[Case, ServedApp]]:
+    case = request.param
+    assert driver(case.app).installed(), f"{case.app} is not installed here: run `make apps`"
+    with serve_app(case.app, DAY, seed=0) as app:
+        yield case, app
+
+
+def test_recorded_through_the_front_and_replayed_offline(
+    served: tuple[Case, ServedApp], tmp_path: Path
+) -> None:
+    case, app = served
+    out = tmp_path / f"{case.task}.wacz"
+    front = app.front
     recorded = run_cli(
         "record",
-        str(TASK_FILE),
+        str(REPO_ROOT / "tasks" / "apps" / case.app / f"{case.task}.yaml"),
         "--out",
         str(out),
         *[word for rule in front.resolve.as_args() for word in ("--resolve", rule)],
@@ -54,28 +93,25 @@ def test_recorded_through_the_front_and_replayed_offline(served: ServedApp, tmp_
     before = front.connections
     pages = check_snapshot(out, mode="direct")
     assert front.connections == before, "the replay reached the live app"
-    assert len(pages) >= 6 and [page.url for page in pages if page.error] == []
+    assert len(pages) >= case.pages and [page.url for page in pages if page.error] == []
     requests = sum(page.site.requests for page in pages)
     answered = sum(page.site.requests * page.site.matched_ratio for page in pages)
     assert answered >= 0.99 * requests, [page.site.misses for page in pages if page.site.misses]
 
 
-def test_a_database_edited_by_hand_is_caught_by_the_digest(served: ServedApp) -> None:
-    database = served.run_dir / "db.sqlite3"
+def test_a_database_edited_by_hand_is_caught_by_the_digest(served: tuple[Case, ServedApp]) -> None:
+    case, app = served
+    database = app.run_dir / "db.sqlite3"
     with sqlite3.connect(database) as connection:
-        (original,) = connection.execute(
-            "SELECT price FROM partner_stockrecord WHERE partner_sku = 'FH0003'"
-        ).fetchone()
-        connection.execute("UPDATE partner_stockrecord SET price = 1.00 WHERE partner_sku = 'FH0003'")
+        (original,) = connection.execute(case.price).fetchone()
+        connection.execute(case.edit, (1.00,))
     try:
-        with pytest.raises(AppError, match=r"oscar: its content differs .*product:cast-iron-skillet"):
-            served.verify()
+        with pytest.raises(AppError, match=rf"{case.app}: its content differs .*{case.item}"):
+            app.verify()
     finally:
         with sqlite3.connect(database) as connection:
-            connection.execute(
-                "UPDATE partner_stockrecord SET price = ? WHERE partner_sku = 'FH0003'", (original,)
-            )
-    assert served.verify().sha256 == served.content.digest(("product",)).sha256
+            connection.execute(case.edit, (original,))
+    assert app.verify().sha256 == app.content.digest(app.driver.content_kinds).sha256
 
 
 def test_an_app_killed_mid_recording_leaves_no_snapshot(tmp_path: Path) -> None:
