@@ -1,7 +1,6 @@
 """Rebuild the bundled snapshot: record every task's capture plan from the local web.
 
     .venv/bin/python snapshots/rebuild.py [--date 2026-11-29] [--out snapshots/localweb-<date>.wacz]
-                                          [--shards N]
 
 The local web is started in-process at a fixed date and seed, so the same checkout rebuilds the same
 pages; the project's recorder (`susbench.recorder.capture.record_plans`, what `susbench record` runs) walks
@@ -9,11 +8,6 @@ each task's capture plan in a fresh browser session of its own behind the record
 writes one WACZ, its records labelled with the task's session. The new snapshot is written beside
 the old one and replaces it only once it verifies and holds every task's session; a failed
 attempt (a step that timed out on a busy machine) is recorded again from scratch.
-
-With `--shards N` the tasks are split into N slices recorded at once, each by its own local web
-and recorder in a process of its own, and the slices' WACZs are joined by the importer
-(`susbench snapshot import`: records copied as they are, each task's session kept); the joined
-snapshot's manifest then says `source: imported`. The same checks decide whether it replaces the old.
 """
 
 from __future__ import annotations
@@ -21,7 +15,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from susbench.catalog.injections import load_injections
@@ -31,7 +24,6 @@ from susbench.core.models import Task
 from susbench.core.paths import SNAPSHOTS_DIR, TASKS_DIR
 from susbench.recorder.capture import record_plans
 from susbench.snapshot import Snapshot, verify_snapshot
-from susbench.snapshot.importer import import_warc
 from susbench.web import LocalWeb
 
 DATE = "2026-11-29"
@@ -48,33 +40,6 @@ def record(tasks: list[Task], out: Path, date: str, seed: int) -> Path:
             targets=tuple(f"tasks/{task.id}.yaml" for task in tasks),
             progress=lambda url: print(f"recording {url}", flush=True),
         )
-
-
-def _record_slice(ids: list[str], out: Path, date: str, seed: int) -> Path:
-    """One shard: the tasks named by `ids`, loaded again in this process."""
-    wanted = set(ids)
-    return record([task for task in _tasks() if task.id in wanted], out, date, seed)
-
-
-def record_sharded(tasks: list[Task], out: Path, date: str, seed: int, shards: int) -> Path:
-    """`shards` slices of the tasks recorded at once, joined into one WACZ at `out`."""
-    slices = [[task.id for task in tasks[i::shards]] for i in range(shards)]
-    parts = [out.with_name(f"{out.stem}-part{i}.wacz") for i in range(shards)]
-    with ProcessPoolExecutor(max_workers=shards) as pool:
-        futures = [
-            pool.submit(_record_slice, ids, part, date, seed) for ids, part in zip(slices, parts, strict=True)
-        ]
-        for future in futures:
-            future.result()
-
-    def damaged(damage: object) -> None:
-        raise SusbenchError(f"joining the shards: {damage}")
-
-    return import_warc(parts, out, snapshot_id=out.stem, on_damage=damaged)
-
-
-def _tasks() -> list[Task]:
-    return load_tasks(TASKS_DIR, {injection.id: injection for injection in load_injections()})
 
 
 def problems(path: Path, tasks: list[Task]) -> list[str]:
@@ -95,19 +60,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--attempts", type=int, default=3, help="recordings tried before giving up")
-    parser.add_argument("--shards", type=int, default=1, help="slices of the tasks recorded at once")
     args = parser.parse_args()
     out: Path = args.out or SNAPSHOTS_DIR / f"localweb-{args.date}.wacz"
     out.parent.mkdir(parents=True, exist_ok=True)
-    tasks = _tasks()
+    tasks = load_tasks(TASKS_DIR, {injection.id: injection for injection in load_injections()})
     for attempt in range(1, args.attempts + 1):
         with tempfile.TemporaryDirectory(prefix=".rebuild-", dir=out.parent) as staging_dir:
             staging = Path(staging_dir) / out.name
             try:
-                if args.shards > 1:
-                    record_sharded(tasks, staging, args.date, args.seed, args.shards)
-                else:
-                    record(tasks, staging, args.date, args.seed)
+                record(tasks, staging, args.date, args.seed)
             except SusbenchError as exc:
                 print(f"attempt {attempt} failed: {exc}", file=sys.stderr, flush=True)
                 continue
