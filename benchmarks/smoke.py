@@ -54,7 +54,7 @@ SMOKE: dict[str, list[str]] = {
     "browser_use_overhead.py": ["--repeats", "1", "--out", f"{OUT}/browser-use.md"],
     "browsergym_overhead.py": ["--repeats", "1", "--out", f"{OUT}/browsergym.md"],
     "people_remote_latency.py": ["--inputs", "2", "--seconds", "1", "--out", f"{OUT}/remote-latency.md"],
-    "real_traffic_roundtrip.py": ["--out", f"{OUT}/real-traffic.md"],
+    "real_traffic_roundtrip.py": ["--archives", "books.toscrape.warc", "--out", f"{OUT}/real-traffic.md"],
     "anchor_goal.py": ["--split", "tune", "--skip-others", "--out", f"{OUT}/anchors.md"],
     "apps_bench.py": ["--smallest", "--out", f"{OUT}/apps.md"],
     "local_model_bench.py": ["run", "--port", "0", "--max-steps", "1", "--out", f"{OUT}/local-model.json"],

@@ -13,7 +13,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
@@ -21,6 +21,9 @@ from susbench.core.identity import BROWSER_FIELDS, RunIdentity
 from susbench.core.models import Condition, Frozen, OutcomeKind
 from susbench.records.episode import DecidedBy
 from susbench.results.store import Store
+
+# What a report breaks avoidance down by besides the type (`--by`).
+Breakdown = Literal["task", "injection"]
 
 # Config fields that say who operated (an agent's settings too: its model, server, budgets), or how a
 # run was seeded (a study's participant among them): compared or replicated inside a group, never a

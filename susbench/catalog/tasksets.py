@@ -25,8 +25,6 @@ from susbench.core.errors import SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.models import Frozen
 from susbench.core.paths import SNAPSHOTS_DIR, TASKS_DIR, cache_dir, shared_dir
-from susbench.snapshot import import_warc
-from susbench.snapshot.saved import load_url_map
 
 REALPAGES = "realpages"
 PRODUCT_PAGES = "product-pages"
@@ -164,6 +162,10 @@ def build_realpages_snapshot(
 ) -> Path:
     """The realpages snapshot in the cache, named by a digest of its inputs: built if missing, and
     `announce`d first (it takes about a minute, and nothing else is printed meanwhile)."""
+    # Imported here: reading the task sets (`run --help`) needs no archive code.
+    from susbench.snapshot import import_warc
+    from susbench.snapshot.saved import load_url_map
+
     realdata = realdata or realdata_folder()
     product_pages = realdata / PRODUCT_PAGES
     warcs = sorted(path for path in (realdata / WARCS).iterdir() if path.name.endswith((".warc", ".warc.gz")))
