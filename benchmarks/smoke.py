@@ -29,7 +29,7 @@ HELPERS = {
 }
 SMOKE: dict[str, list[str]] = {
     "replay_bench.py": ["--smoke", "--out", OUT],
-    "cli_startup.py": ["--runs", "2", "--warmup", "0", "--out", f"{OUT}/cli-startup.md"],
+    "help_bench.py": ["--smallest", "--out", f"{OUT}/help.md"],
     "chromium_launch.py": ["--launches", "1", "--out", f"{OUT}/chromium-launch.md"],
     "record_bench.py": ["--loads", "1"],
     "replay_sessions_bench.py": ["--rounds", "1", "--passes", "1", "--out", f"{OUT}/replay-sessions.md"],

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from susbench.cli.options import GenericInjectionsOption, JsonOption
-from susbench.preview.anchors import generic_injections
-from susbench.preview.realism import RealismRow, measure_realism
+
+if TYPE_CHECKING:  # the measurement (Playwright, the replayer) is imported when it runs
+    from susbench.preview.realism import RealismRow
 
 GOAL = 0.9
 
@@ -35,6 +36,9 @@ def realism(
         ),
     ] = None,
 ) -> None:
+    from susbench.preview.anchors import generic_injections
+    from susbench.preview.realism import measure_realism
+
     rows: list[RealismRow] = []
     progress = Console(stderr=True)
     for row in measure_realism(pages, generic_injections(injections), screenshots=screenshots):

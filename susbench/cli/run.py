@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,7 +23,6 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from susbench.agents.local_model import local_model_missing, local_run_fields, serving_for_run
 from susbench.catalog.tasks import complete_tasks
 from susbench.catalog.tasksets import task_set, task_set_snapshot
 from susbench.cli.options import (
@@ -40,20 +39,22 @@ from susbench.cli.options import (
     takes,
 )
 from susbench.cli.terminal import ShownProgress, output_console
-from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
-from susbench.controller.reproduce import Reproduction, reproduce_bundle
-from susbench.controller.stopping import stopping_on_signals
+from susbench.controller.options import RunOptions
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.paths import complete_snapshots
 from susbench.core.tables import counted
-from susbench.distributed import BackendOptions, local_parallel, open_backend
+from susbench.distributed.backend import BackendOptions, local_parallel, open_backend
 from susbench.operators import BASELINES, complete_operators, operator_names
 from susbench.operators.base import OperatorSettings
-from susbench.people.remote import remote_screen
-from susbench.records.episode import EpisodeRecord
-from susbench.results.bundle import Verdict
-from susbench.results.store import Store, archive_folder, trace_folder
+
+# The options are the models' fields; what runs (the controller, Playwright, DuckDB, the local model)
+# is imported in the commands' bodies, so `run --help` loads none of it.
+if TYPE_CHECKING:
+    from susbench.controller import ExecutorFactory, RunSummary
+    from susbench.controller.reproduce import Reproduction
+    from susbench.records.episode import EpisodeRecord
+    from susbench.results.bundle import Verdict
 
 STOPPING_NOTICE = (
     "stopping: closing the running episodes' browsers (stored episodes are kept; the same command resumes)"
@@ -103,12 +104,16 @@ class ProgressDisplay(ShownProgress):
 
 
 def _run_with_progress(options: RunOptions, console: Console, executor: ExecutorFactory) -> RunSummary:
+    from susbench.controller import run_benchmark
+
     with ProgressDisplay(options.operator, console) as display:
         return run_benchmark(options, display, executor)
 
 
 def _destinations(options: RunOptions) -> str:
     """Where this run writes, so no file appears in the current folder unannounced."""
+    from susbench.results.store import archive_folder, trace_folder
+
     where = f"results: {options.db.resolve()}"
     if options.live:
         where += f"; each live episode archived in {archive_folder(options.db).resolve()}/"
@@ -183,6 +188,9 @@ WHERE_OPTIONS = (
 )
 def run(**given: Any) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
+    from susbench.controller.stopping import stopping_on_signals
+    from susbench.people.remote import remote_screen
+
     console = output_console()
     serve, port, host = given.pop("serve"), given.pop("port"), given.pop("host")
     options, where = run_options(given)
@@ -270,8 +278,9 @@ def _task_set_inputs(name: str, snapshot: Path | None, live: bool) -> tuple[Path
 def demo(**given: Any) -> None:
     """Every task (or --tasks) once with each scripted baseline, offline from the bundled snapshot, then
     the report (printed, and as Figure 4 with report.html in <db name>-report/ beside the database)."""
-    # Imported here: the report's statistics (scipy) are most of `susbench run`'s start-up otherwise.
+    from susbench.agents.local_model import local_model_missing, local_run_fields, serving_for_run
     from susbench.analysis.report import render_report, write_report_folder
+    from susbench.results.store import Store
 
     db = given["db"] or Path(f"demo-{date.today().isoformat()}.duckdb")
     tasks_dir, snapshot = _task_set_inputs(given["task_set"], given["snapshot"], live=False)
@@ -364,6 +373,8 @@ def reproduce(
     as_json: JsonOption = False,
 ) -> None:
     """Re-run a bundle's runs; exit 1 if any outcome of a scripted baseline differs from the stored one."""
+    from susbench.controller.reproduce import reproduce_bundle
+
     console = output_console()
     target = db or Path(f"reproduce-{bundle.resolve().name}.duckdb")
     result = reproduce_bundle(
