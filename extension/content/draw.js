@@ -157,7 +157,7 @@
   }
 
   function reveal({ root }) {
-    root.querySelectorAll("[data-part=hidden]").forEach((part) => part.removeAttribute("hidden"));
+    root.querySelectorAll("[data-part=hidden]").forEach((part) => part.removeAttribute("data-concealed"));
     root.querySelectorAll("[data-role=reveal]").forEach((el) => el.setAttribute("aria-expanded", "true"));
   }
 

@@ -136,7 +136,8 @@
     if (masked(mounted)) return "masked";
     const walker = document.createTreeWalker(draw.panel(mounted), NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (!node.data.trim()) continue;
+      // The pattern's own concealed text (hidden information before its reveal) is meant unseen.
+      if (!node.data.trim() || node.parentElement?.closest("[data-concealed]")) continue;
       const why = unreadableText(node);
       if (why) return why;
     }
