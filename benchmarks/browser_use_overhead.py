@@ -37,11 +37,12 @@ from susbench.browser.bridge import ExtensionBridge
 from susbench.catalog.injections import build_extension, load_injections
 from susbench.catalog.tasks import load_tasks
 from susbench.controller import default_snapshot
+from susbench.controller.traffic import ReplayTraffic
+from susbench.core.models import Task
 from susbench.operators import OperatorSettings
 from susbench.operators.base import Limits, SubjectContext
 from susbench.records.trace import StepRecord
 from susbench.replayer.factory import replay_server
-from susbench.replayer.service import ReplayService
 from susbench.snapshot import Snapshot
 
 TASKS = ("voltcart-mouse-cart", "threadline-tee-size-s-cart", "taskflow-enterprise-cart")
@@ -83,13 +84,12 @@ def measure(repeats: int) -> dict[str, Samples]:
     python = installed_python()
     with replay_server(snapshot, "direct") as server, sync_playwright() as playwright:
 
-        def fresh_route() -> ReplayService:
-            server.new_episode()
-            return server
+        def task_route(task: Task) -> ReplayTraffic:
+            return ReplayTraffic(server, task.capture_plan().id)
 
         backend = LocalBackend(playwright)
         items = [(tasks[task_id], tasks[task_id].injections[0]) for task_id in TASKS]
-        demonstrations = record_demonstrations(backend, fresh_route, look, extension, items, "careful")
+        demonstrations = record_demonstrations(backend, task_route, look, extension, items, "careful")
         profile = routed_profile(server, look, extension_dir=extension, cdp=True)
         with (
             model_server(ScriptedPolicy(demonstrations)) as model,

@@ -35,9 +35,10 @@ from susbench.browsergym.environment import installed_python
 from susbench.catalog.injections import build_extension, load_injections
 from susbench.catalog.tasks import load_tasks
 from susbench.controller import RunOptions, default_snapshot, run_benchmark
+from susbench.controller.traffic import ReplayTraffic
+from susbench.core.models import Task
 from susbench.operators import OperatorSettings
 from susbench.replayer.factory import replay_server
-from susbench.replayer.service import ReplayService
 from susbench.results.store import Store
 from susbench.snapshot import Snapshot
 from tests.support.browsergym import Driver
@@ -79,14 +80,13 @@ def measure(repeats: int, folder: Path) -> dict[str, Samples]:
     tasks = {task.id: task for task in load_tasks()}
     with replay_server(snapshot, "direct") as server, sync_playwright() as playwright:
 
-        def fresh_route() -> ReplayService:
-            server.new_episode()
-            return server
+        def task_route(task: Task) -> ReplayTraffic:
+            return ReplayTraffic(server, task.capture_plan().id)
 
         items = [(tasks[task_id], tasks[task_id].injections[0]) for task_id in TASKS]
         extension = build_extension(injections.values())
         demonstrations = record_demonstrations(
-            LocalBackend(playwright), fresh_route, look, extension, items, "careful"
+            LocalBackend(playwright), task_route, look, extension, items, "careful"
         )
     samples = {mode: Samples() for mode in MODES}
     driver = Driver(installed_python())

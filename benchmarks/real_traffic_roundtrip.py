@@ -2,7 +2,8 @@
 site (tests/support/origin_server.py), recorded with `susbench record`, and the new recording's replay set
 beside the original's, page by page (tests/support/real_traffic.py does the work; this prints the table).
 
-Run: .venv/bin/python benchmarks/real_traffic_roundtrip.py [--out benchmarks/results/real-traffic-DATE.md]
+Run: .venv/bin/python benchmarks/real_traffic_roundtrip.py [--archives NAME ...]
+    [--out benchmarks/results/real-traffic-DATE.md]
 """
 
 from __future__ import annotations
@@ -92,6 +93,9 @@ def misses(trips: list[RoundTrip]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None, help="write the report here (Markdown)")
+    parser.add_argument(
+        "--archives", nargs="+", choices=ARCHIVES, default=ARCHIVES, help="only these archives (default: all)"
+    )
     args = parser.parse_args()
     folder = realdata_dir()
     if folder is None:
@@ -99,7 +103,7 @@ def main() -> None:
     trips = []
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="real-traffic-") as work, sync_playwright() as playwright:
-        for name in ARCHIVES:
+        for name in args.archives:
             trips.append(round_trip(folder / "warc" / name, Path(work) / name, playwright))
     total = time.perf_counter() - started
     chromium = chromium_version(find_chromium())

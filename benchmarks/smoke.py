@@ -29,7 +29,7 @@ HELPERS = {
 }
 SMOKE: dict[str, list[str]] = {
     "replay_bench.py": ["--smoke", "--out", OUT],
-    "cli_startup.py": ["--runs", "2", "--warmup", "0", "--out", f"{OUT}/cli-startup.md"],
+    "help_bench.py": ["--smallest", "--out", f"{OUT}/help.md"],
     "chromium_launch.py": ["--launches", "1", "--out", f"{OUT}/chromium-launch.md"],
     "record_bench.py": ["--loads", "1"],
     "replay_sessions_bench.py": ["--rounds", "1", "--passes", "1", "--out", f"{OUT}/replay-sessions.md"],
@@ -54,7 +54,7 @@ SMOKE: dict[str, list[str]] = {
     "browser_use_overhead.py": ["--repeats", "1", "--out", f"{OUT}/browser-use.md"],
     "browsergym_overhead.py": ["--repeats", "1", "--out", f"{OUT}/browsergym.md"],
     "people_remote_latency.py": ["--inputs", "2", "--seconds", "1", "--out", f"{OUT}/remote-latency.md"],
-    "real_traffic_roundtrip.py": ["--out", f"{OUT}/real-traffic.md"],
+    "real_traffic_roundtrip.py": ["--archives", "books.toscrape.warc", "--out", f"{OUT}/real-traffic.md"],
     "anchor_goal.py": ["--split", "tune", "--skip-others", "--out", f"{OUT}/anchors.md"],
     "apps_bench.py": ["--smallest", "--out", f"{OUT}/apps.md"],
     "catalog_full.py": ["--smallest", "--out", f"{OUT}/catalog-full.md"],

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import norm
-
 from susbench.core.errors import SusbenchError
 
 ALPHA = 0.05
@@ -22,6 +20,8 @@ POWER = 0.8
 def _z_sum(alpha: float, power: float) -> float:
     if not (0 < alpha < 1 and 0 < power < 1):
         raise SusbenchError(f"alpha {alpha} and power {power} must lie strictly between 0 and 1")
+    from scipy.stats import norm  # on use: `susbench plan --help` reads ALPHA and POWER from here
+
     return float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
 
 

@@ -13,14 +13,19 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from susbench.core.digests import canonical_json
 from susbench.core.errors import SusbenchError
 from susbench.core.identity import BROWSER_FIELDS, RunIdentity
 from susbench.core.models import Condition, Frozen, OutcomeKind, Split, SplitChoice, task_split
 from susbench.records.episode import DecidedBy
-from susbench.results.store import Store
+
+if TYPE_CHECKING:  # DuckDB is not loaded for `report --help` (it reads Breakdown)
+    from susbench.results.store import Store
+
+# What a report breaks avoidance down by besides the type (`--by`).
+Breakdown = Literal["task", "injection"]
 
 # Config fields that say who operated (an agent's settings too: its model, server, budgets), or how a
 # run was seeded (a study's participant among them): compared or replicated inside a group, never a

@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from susbench.analysis.model import ModelReport, ModelSpec, fit_model, model_refusal
 from susbench.analysis.paired import FlipRow, PairedRow, PowerRow, flip_rows, paired_rows, power_rows
-from susbench.analysis.results import EpisodeRow, Group, group_results
+from susbench.analysis.results import Breakdown, EpisodeRow, Group, group_results
 from susbench.analysis.stats import wilson_interval
 from susbench.core.models import PATTERN_TYPES, Frozen, OutcomeKind
 from susbench.results.store import Store
@@ -37,7 +37,6 @@ DECISIONS = ("chose", "moved_on", "left", "ran_out")
 # opposite, so a rate pooled over them says nothing about a type.
 POLICY_BASELINES = frozenset({"careful", "naive"})
 UNDER_TEST = "operators under test"
-Breakdown = Literal["task", "injection"]
 
 
 class RateRow(Frozen):

@@ -26,8 +26,6 @@ from susbench.core.errors import SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.models import Frozen
 from susbench.core.paths import SNAPSHOTS_DIR, TASKS_DIR, cache_dir, shared_dir
-from susbench.snapshot import import_warc
-from susbench.snapshot.saved import load_url_map
 
 REALPAGES = "realpages"
 PRODUCT_PAGES = "product-pages"
@@ -38,6 +36,9 @@ BUILD_VERSION = "1"
 
 FULL = "full"
 """Every named task set at once (`susbench run --task-set full`), each on its own snapshot."""
+DEMO = "demo"
+"""The demo's balanced subset of the catalog (`susbench.controller.catalog_runs`), each task set on
+its own snapshot."""
 Source = Literal["synthetic", "real app", "saved page", "folder"]
 """Where a task set's pages come from: the synthetic local web, a real web application run here, or
 saved real pages; a folder given by path is none of the catalog's own."""
@@ -176,6 +177,10 @@ def build_realpages_snapshot(
 ) -> Path:
     """The realpages snapshot in the cache, named by a digest of its inputs: built if missing, and
     `announce`d first (it takes about a minute, and nothing else is printed meanwhile)."""
+    # Imported here: reading the task sets (`run --help`) needs no archive code.
+    from susbench.snapshot import import_warc
+    from susbench.snapshot.saved import load_url_map
+
     realdata = realdata or realdata_folder()
     product_pages = realdata / PRODUCT_PAGES
     warcs = sorted(path for path in (realdata / WARCS).iterdir() if path.name.endswith((".warc", ".warc.gz")))

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.console import Console
 
+from susbench.cli.options import DEFAULT_DB, DbOption
 from susbench.core.errors import SusbenchError
 from susbench.core.tables import FittedTable
-from susbench.results.store import Store, trace_folder
 
 if TYPE_CHECKING:
     from susbench.agents.demonstration import DemonstrationSet
@@ -196,7 +196,7 @@ def serve_local(
 
 def trace(
     episode_id: Annotated[str, typer.Argument(help="an episode id (see the agent_episodes view)")],
-    db: Annotated[Path, typer.Option(help="DuckDB results file")] = Path("results.duckdb"),
+    db: DbOption = DEFAULT_DB,
     html_out: Annotated[
         Path | None, typer.Option("--html", help="write the timeline as one HTML page")
     ] = None,
@@ -204,6 +204,7 @@ def trace(
     """An agent episode's timeline: each step's screenshot with the action drawn on it, the model's words."""
     require_agents_extra()
     from susbench.agents.tracing import EpisodeSummary, render_html, render_text_rows, totals
+    from susbench.results.store import Store, trace_folder
 
     with Store(db, read_only=True) as store:
         _, rows = store.query(

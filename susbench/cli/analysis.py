@@ -10,23 +10,15 @@ from typing import Annotated
 
 import typer
 
-from susbench.analysis.compare import compare_runs
-from susbench.analysis.drift import drift_tasks, measure_drift, record_live, snapshot_hosts
-from susbench.analysis.figures import write_group_figures
-from susbench.analysis.html_report import compare_page, default_gallery, drift_page, write_page, write_report
-from susbench.analysis.model import ModelSpec
 from susbench.analysis.power import ALPHA, POWER, exposures_needed
-from susbench.analysis.render import render_analysis, render_compare, render_drift
-from susbench.analysis.results import group_results
-from susbench.analysis.summary import Breakdown, analyse
-from susbench.catalog.injections import load_injections
+from susbench.analysis.results import Breakdown
 from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
 from susbench.cli.terminal import output_console, progress_lines
 from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES, SplitChoice
-from susbench.core.tables import counted
-from susbench.results.store import Store
 from susbench.web.edition import DEFAULT_DATE
+
+# Each command imports its part (statistics, plotting, DuckDB, Chromium) in its body: `--help` loads none.
 
 
 def report(
@@ -66,6 +58,13 @@ def report(
     ] = None,
 ) -> None:
     """Avoidance by operator and type per run configuration: Wilson intervals, completion, Firth model."""
+    from susbench.analysis.figures import write_group_figures
+    from susbench.analysis.html_report import default_gallery, write_report
+    from susbench.analysis.model import ModelSpec
+    from susbench.analysis.render import render_analysis
+    from susbench.analysis.results import group_results
+    from susbench.analysis.summary import analyse
+    from susbench.results.store import Store
 
     if gallery is not None and not gallery.is_dir():
         raise SusbenchError(f"--gallery {gallery}: not a folder; expected the output of `injections preview`")
@@ -97,6 +96,10 @@ def compare(
     ] = None,
 ) -> None:
     """Pair two runs' episodes: agreement, discordant pairs, McNemar exact, per-type differences."""
+    from susbench.analysis.compare import compare_runs
+    from susbench.analysis.html_report import compare_page, write_page
+    from susbench.analysis.render import render_compare
+    from susbench.results.store import Store
 
     with Store(db, read_only=True) as store:
         result = compare_runs(store, run_a, run_b)
@@ -129,6 +132,11 @@ def drift(
     as_json: JsonOption = False,
 ) -> None:
     """What changed between two snapshots: URLs, payloads, task pages' text and pixels, anchors."""
+    from susbench.analysis.drift import drift_tasks, measure_drift, record_live, snapshot_hosts
+    from susbench.analysis.html_report import drift_page, write_page
+    from susbench.analysis.render import render_drift
+    from susbench.catalog.injections import load_injections
+    from susbench.core.tables import counted
 
     if (snapshot_b is None) == (not live):
         raise SusbenchError(

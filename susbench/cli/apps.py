@@ -10,8 +10,6 @@ from typing import Annotated
 
 import typer
 
-from susbench.apps import driver, load_specs, serve_app
-from susbench.apps.record import record_app
 from susbench.cli.options import JsonOption
 from susbench.cli.web import print_route, wait_for_interrupt
 from susbench.web.edition import DEFAULT_DATE
@@ -27,6 +25,8 @@ DateOption = Annotated[
 ]
 SeedOption = Annotated[int, typer.Option(help="seed of the generated content")]
 
+# The apps' drivers and the recorder (mitmproxy, Playwright) are imported by the commands that use them.
+
 
 def _day(value: datetime | None) -> Date:
     return value.date() if value else DEFAULT_DATE
@@ -36,6 +36,8 @@ def _day(value: datetime | None) -> Date:
 def list_apps(as_json: JsonOption = False) -> None:
     """Every app: its software, version, stack, registry, licence, category, hostnames, and whether it
     is installed here."""
+    from susbench.apps import driver, load_specs
+
     rows = [
         spec.model_dump(mode="json", exclude={"needs", "start_path"})
         | {"start_url": spec.start_url, "installed": driver(spec.name).installed()}
@@ -58,6 +60,8 @@ def install(
 ) -> None:
     """Install apps from their package registry into the cache (~/.cache/susbench/apps/<app>); an
     installed app costs nothing."""
+    from susbench.apps import driver, load_specs
+
     for name in names or [spec.name for spec in load_specs()]:
         chosen = driver(name)
         if chosen.installed():
@@ -78,6 +82,8 @@ def serve(
 ) -> None:
     """Serve the app under its hostnames until Ctrl-C, printing URLs, Chromium flags and the host
     map, as `susbench web serve` does (record, run --live, compare and drift work the same)."""
+    from susbench.apps import serve_app
+
     day = _day(date)
     with serve_app(
         name, day, seed, port=port, host=host, log=lambda line: typer.echo(f"{name}: {line}")
@@ -103,6 +109,8 @@ def record(
 ) -> None:
     """Serve the app and record every one of its tasks' capture plans into one WACZ, with the app's
     content digest beside it (<snapshot>.json)."""
+    from susbench.apps.record import record_app
+
     day = _day(date)
     written = record_app(name, day, seed, out, log=lambda line: typer.echo(f"{name}: {line}"), selector=tasks)
     typer.echo(f"wrote {written.snapshot} and {written.manifest}")

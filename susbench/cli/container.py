@@ -9,21 +9,21 @@ from typing import Annotated
 
 import typer
 
-from susbench.browser import chromium_version, find_chromium
-from susbench.catalog.injections import build_extension, load_injections
-from susbench.container.control import SNAPSHOT_MOUNT, SOCKET_MOUNT
 from susbench.container.image import (
     BASE_IMAGE,
     DEFAULT_IMAGE,
     MIRROR,
+    SNAPSHOT_MOUNT,
+    SOCKET_MOUNT,
     SUITE,
     build_image,
     host_ca_bundle,
     make_base,
 )
 from susbench.container.runtime import DockerApiRuntime
-from susbench.container.serve import BrowserServer
 from susbench.core.errors import SusbenchError
+
+# The browser's parts (Playwright, the replayer, the extension's builder) are imported by its commands.
 
 image_app = typer.Typer(no_args_is_help=True)
 browser_app = typer.Typer()
@@ -97,6 +97,8 @@ def browser(
     """Find Chromium (installing Debian's package as root if asked) and print it; or `serve` it."""
     if ctx.invoked_subcommand is not None:
         return
+    from susbench.browser import chromium_version, find_chromium  # Playwright's driver, for its download
+
     executable = find_chromium(install=install)
     typer.echo(f"{executable}  ({chromium_version(executable)})")
 
@@ -122,6 +124,7 @@ def serve(
     ] = 0,
 ) -> None:
     """Inside the browser container: the replayer and Chromium, reachable only through SOCKET_DIR."""
+    from susbench.container.serve import BrowserServer
 
     if not socket_dir.is_dir():
         raise SusbenchError(f"--socket-dir {socket_dir}: no such folder (mount one at {SOCKET_MOUNT})")
@@ -133,5 +136,6 @@ def _default_extension() -> Path:
     configured = os.environ.get("SUSBENCH_EXTENSION")
     if configured:
         return Path(configured)
+    from susbench.catalog.injections import build_extension, load_injections
 
     return build_extension(load_injections())

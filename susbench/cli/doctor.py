@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from susbench.cli.options import DEFAULT_DB
-from susbench.controller.doctor import run_checks
 
 
 def _wrapped(line: str, width: int) -> str:
@@ -28,6 +27,8 @@ def doctor(
 ) -> None:
     """Check what a run needs here; for each missing part, say what to do. Non-zero if a required part
     is missing; an optional extra or a busy default port is a note (exit 0)."""
+    from susbench.controller.doctor import run_checks  # the checks load Playwright and the controller
+
     checks = run_checks(db, container)
     width = shutil.get_terminal_size().columns
     for check in checks:

@@ -6,15 +6,12 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from susbench.authoring.pipeline import DraftRequest, DraftResult, draft_by_hand
-from susbench.authoring.pipeline import draft as draft_injections
-from susbench.authoring.review import ACCEPTED, accept, draft_folders, find_draft, review_page
 from susbench.catalog.injections import build_extension, load_injections, load_templates
 from susbench.catalog.tasks import load_tasks
 from susbench.catalog.tasksets import REALPAGES, TASK_SETS, build_realpages_snapshot
@@ -25,9 +22,13 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES, SEMANTIC_KINDS, Injection, PatternType
 from susbench.core.paths import INJECTIONS_DIR, cache_dir
 from susbench.core.tables import FittedTable
-from susbench.preview.anchors import GOAL, AnchorRow, PageSurvey, generic_injections, measure, summarize
-from susbench.preview.injection_preview import preview_gallery, preview_real_pages
 from susbench.web.edition import DEFAULT_DATE
+
+# Drafting, reviewing, previewing and measuring (Playwright, the replayer) are imported by the commands
+# that do them: `--help` loads none of it.
+if TYPE_CHECKING:
+    from susbench.authoring.pipeline import DraftResult
+    from susbench.preview.anchors import AnchorRow, PageSurvey
 
 injections_app = typer.Typer(no_args_is_help=True)
 extension_app = typer.Typer(no_args_is_help=True)
@@ -100,6 +101,8 @@ def preview(
     ] = 0,
     extra: InjectionsOption = None,
 ) -> None:
+    from susbench.preview.injection_preview import preview_gallery
+
     injections = load_injections((INJECTIONS_DIR, *extra) if extra else ())
     unknown = sorted(set(only or ()) - {item.id for item in injections})
     if unknown:
@@ -120,6 +123,7 @@ def preview(
 
 
 def _preview_real(shown: list[Injection], injections: list[Injection], out: Path, count: int) -> None:
+    from susbench.preview.injection_preview import preview_real_pages
 
     generic = [item for item in shown if item.site == "*"]
     tasks = load_tasks(TASK_SETS[REALPAGES].tasks_dir, {item.id: item for item in injections})
@@ -183,6 +187,9 @@ def draft(
         str, typer.Option(help="environment variable holding the API key")
     ] = "OPENAI_API_KEY",
 ) -> None:
+    from susbench.authoring.pipeline import DraftRequest, draft_by_hand
+    from susbench.authoring.pipeline import draft as draft_injections
+
     if by_hand:
         if model or base_url or pattern_type or revise:
             raise typer.BadParameter(
@@ -244,6 +251,8 @@ def review(
         typer.Option(help="also accept drafts the nativeness score finds unlike the page (previews read)"),
     ] = False,
 ) -> None:
+    from susbench.authoring.review import ACCEPTED, accept, draft_folders, find_draft, review_page
+
     page = review_page(drafts)
     typer.echo(f"{page}")
     if not accept_drafts:
@@ -286,6 +295,8 @@ def anchor(
         ),
     ] = None,
 ) -> None:
+    from susbench.preview.anchors import AnchorRow, generic_injections, measure
+
     chosen = generic_injections(injections)
     errors = Console(stderr=True)
     rows: list[AnchorRow] = []
@@ -307,6 +318,8 @@ def anchor(
 
 
 def type_table(rows: list[AnchorRow]) -> Table:
+    from susbench.preview.anchors import GOAL, summarize
+
     title = f"per pattern type (goal ≥ {GOAL:.0%})"
     table = Table("type", "pairs", "anchored", "visible", "no control overlapped", title=title)
     for summary in summarize(rows):

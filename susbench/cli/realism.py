@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,9 +14,10 @@ from rich.table import Table
 
 from susbench.cli.options import GenericInjectionsOption, JsonOption
 from susbench.core.errors import InputError
-from susbench.preview.anchors import generic_injections
 from susbench.preview.halves import Half, half_pages
-from susbench.preview.realism import RealismRow, measure_realism
+
+if TYPE_CHECKING:  # the measurement (Playwright, the replayer) is imported when it runs
+    from susbench.preview.realism import RealismRow
 
 GOAL = 0.9
 
@@ -47,6 +48,9 @@ def realism(
         ),
     ] = None,
 ) -> None:
+    from susbench.preview.anchors import generic_injections
+    from susbench.preview.realism import measure_realism
+
     only: set[str] | None = None
     if half is not None:
         sources, only = half_pages(half)

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from susbench.catalog.tasks import task_target
 from susbench.cli.terminal import ShownProgress
 from susbench.core.errors import SusbenchError
-from susbench.core.hostmap import parse_host_map
 from susbench.core.models import DEFAULT_LOCALE, DEFAULT_TIMEZONE, HostMap, PageLook, Viewport
-from susbench.recorder.batch import RecordRun, SiteEvent, SiteSummary, record_catalog
-from susbench.recorder.capture import load_target, record_plans
-from susbench.recorder.catalog import CrawlSettings, load_site_catalog
+
+# The recorder (mitmproxy, Playwright) is imported when a recording starts: `--help` loads none of it.
+if TYPE_CHECKING:
+    from susbench.recorder.batch import RecordRun, SiteEvent, SiteSummary
 
 console = Console()
 SUMMARY_WIDTH = 150  # a log's lines (not a terminal): room for the whole coverage table
@@ -78,6 +77,10 @@ def record(
     Cookie values, credentials and token query parameters (recorder/secrets.yaml) are masked in
     the snapshot unless --keep-secrets is given.
     """
+    from susbench.core.hostmap import parse_host_map
+    from susbench.recorder.batch import RecordRun
+    from susbench.recorder.catalog import CrawlSettings
+
     host_map = parse_host_map(resolve or [], "--resolve")
     target = out_dir if catalog else out
     if keep_secrets:
@@ -132,6 +135,9 @@ def _record_targets(
     look: PageLook,
     keep_secrets: bool,
 ) -> None:
+    from susbench.catalog.tasks import task_target
+    from susbench.recorder.capture import load_target, record_plans
+
     plans = [load_target(task_target(target)) for target in targets]
     total = sum(len(plan.pages) for plan in plans)
     with Progress(
@@ -250,6 +256,9 @@ def summary_table(summaries: list[SiteSummary]) -> Table:
 
 
 def _record_catalog(path: Path, selector: str, run: RecordRun) -> None:
+    from susbench.recorder.batch import record_catalog
+    from susbench.recorder.catalog import load_site_catalog
+
     catalog = load_site_catalog(path)
     chosen = catalog.select(selector)
     with CatalogProgress([site.id for site in chosen]) as progress:

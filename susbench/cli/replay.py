@@ -7,7 +7,7 @@ import signal
 import threading
 from contextlib import suppress
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from rich.console import Console
@@ -16,13 +16,13 @@ from susbench.browser import QUIET_FLAGS
 from susbench.cli.options import JsonOption
 from susbench.cli.terminal import json_words, progress_lines, shell_words
 from susbench.core.errors import SusbenchError
-from susbench.core.hostmap import parse_host_map
 from susbench.core.paths import complete_snapshots
 from susbench.core.tables import FittedTable
-from susbench.replayer.check import Mode, check_snapshot
-from susbench.replayer.direct import DirectReplayServer
-from susbench.replayer.proxy import ReplayServer
-from susbench.replayer.service import Coverage, ReplayLogEntry, ReplayService
+
+# The replayer (mitmproxy, Playwright) is imported when a command runs: `--help` loads none of it.
+if TYPE_CHECKING:
+    from susbench.replayer.check import Mode
+    from susbench.replayer.service import Coverage, ReplayLogEntry, ReplayService
 
 app = typer.Typer(no_args_is_help=True)
 MODES = ("proxy", "direct")
@@ -123,6 +123,10 @@ def serve(
         raise SusbenchError(f"--mode {mode!r}: expected 'proxy' or 'direct'")
     if mode == "direct" and fallback != "none":
         raise SusbenchError("--fallback live needs --mode proxy: direct replay has no upstream at all")
+    from susbench.core.hostmap import parse_host_map
+    from susbench.replayer.direct import DirectReplayServer
+    from susbench.replayer.proxy import ReplayServer
+
     host_map = parse_host_map(resolve or [], "--resolve")
     server: ReplayService = (
         DirectReplayServer(snapshot, port=port, host=host)
@@ -161,7 +165,9 @@ def check(
     """Load every page of the snapshot in headless Chromium through the replayer; report coverage."""
     if mode not in MODES:
         raise SusbenchError(f"--mode {mode!r}: expected 'proxy' or 'direct'")
-    pages = check_snapshot(snapshot, timeout_s=timeout_s, mode=cast(Mode, mode), progress=progress_lines())
+    from susbench.replayer.check import check_snapshot
+
+    pages = check_snapshot(snapshot, timeout_s=timeout_s, mode=cast("Mode", mode), progress=progress_lines())
     if as_json:
         typer.echo(json.dumps([page.model_dump(mode="json") for page in pages], indent=2))
     else:

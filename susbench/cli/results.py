@@ -12,9 +12,8 @@ from susbench.cli.options import DEFAULT_DB, DbOption, JsonOption
 from susbench.cli.terminal import output_console
 from susbench.core.errors import SusbenchError
 from susbench.core.tables import FittedTable
-from susbench.results.bundle import export_bundle
-from susbench.results.rescore import rescore_store
-from susbench.results.store import Store
+
+# DuckDB and the scoring are imported in the commands' bodies: `--help` loads neither.
 
 # DuckDB's own names for unaliased aggregates, as a reader would write them.
 READABLE_COLUMNS = {"count_star()": "count"}
@@ -30,6 +29,8 @@ def query(
     as_json: JsonOption = False,
 ) -> None:
     """Run SQL on a results database and print a table."""
+    from susbench.results.store import Store
+
     with Store(db, read_only=True) as store:
         names, rows = store.query(sql)
     columns = [READABLE_COLUMNS.get(name, name) for name in names]
@@ -49,6 +50,9 @@ def export(
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Export every table and view as Parquet, with run.json: how to re-run each run (`reproduce`)."""
+    from susbench.results.bundle import export_bundle
+    from susbench.results.store import Store
+
     if parquet.exists() and not parquet.is_dir():
         raise SusbenchError(f"{parquet}: is a file; expected a folder for the Parquet files")
     with Store(db, read_only=True) as store:
@@ -59,6 +63,8 @@ def export(
 def rescore(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
     """Score every stored outcome again, offline, from the signed evidence it was computed from, with the
     current scoring rules (the extension's own, in Node): which changed and why; nothing is deleted."""
+    from susbench.results.rescore import rescore_store
+
     done = rescore_store(db)
     if as_json:
         typer.echo(done.model_dump_json(indent=2))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -23,10 +23,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from susbench.agents.local_model import local_model_missing, local_run_fields, serving_for_run
-from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import complete_tasks
-from susbench.catalog.tasksets import FULL, task_set, task_set_snapshot
+from susbench.catalog.tasksets import DEMO, FULL, task_set, task_set_snapshot
 from susbench.cli.options import (
     DB_HELP,
     Flag,
@@ -41,31 +39,24 @@ from susbench.cli.options import (
     takes,
 )
 from susbench.cli.terminal import ShownProgress, output_console
-from susbench.controller import ExecutorFactory, RunOptions, RunSummary, run_benchmark
-from susbench.controller.catalog_runs import (
-    DEMO,
-    CatalogPart,
-    demo_parts,
-    describe_estimate,
-    estimate,
-    full_parts,
-    saved_pages_available,
-    stored_episode_time,
-)
-from susbench.controller.reproduce import Reproduction, reproduce_bundle
-from susbench.controller.stopping import stopping_on_signals
+from susbench.controller.options import RunOptions
 from susbench.core.errors import InputError, SusbenchError
 from susbench.core.loading import read_data_file
 from susbench.core.models import SplitChoice
 from susbench.core.paths import complete_snapshots
 from susbench.core.tables import counted
-from susbench.distributed import BackendOptions, local_parallel, open_backend
+from susbench.distributed.backend import BackendOptions, local_parallel, open_backend
 from susbench.operators import BASELINES, complete_operators, operator_names
 from susbench.operators.base import OperatorSettings
-from susbench.people.remote import remote_screen
-from susbench.records.episode import EpisodeRecord
-from susbench.results.bundle import Verdict
-from susbench.results.store import Store, archive_folder, trace_folder
+
+# The options are the models' fields; what runs (the controller, Playwright, DuckDB, the local model)
+# is imported in the commands' bodies, so `run --help` loads none of it.
+if TYPE_CHECKING:
+    from susbench.controller import ExecutorFactory, RunSummary
+    from susbench.controller.catalog_runs import CatalogPart
+    from susbench.controller.reproduce import Reproduction
+    from susbench.records.episode import EpisodeRecord
+    from susbench.results.bundle import Verdict
 
 CATALOG_WIDE = (FULL, DEMO)
 STOPPING_NOTICE = (
@@ -116,12 +107,16 @@ class ProgressDisplay(ShownProgress):
 
 
 def _run_with_progress(options: RunOptions, console: Console, executor: ExecutorFactory) -> RunSummary:
+    from susbench.controller import run_benchmark
+
     with ProgressDisplay(options.operator, console) as display:
         return run_benchmark(options, display, executor)
 
 
 def _destinations(options: RunOptions) -> str:
     """Where this run writes, so no file appears in the current folder unannounced."""
+    from susbench.results.store import archive_folder, trace_folder
+
     where = f"results: {options.db.resolve()}"
     if options.live:
         where += f"; each live episode archived in {archive_folder(options.db).resolve()}/"
@@ -197,6 +192,9 @@ WHERE_OPTIONS = (
 )
 def run(**given: Any) -> None:
     """Run tasks with an operator; re-running the same command resumes where it stopped."""
+    from susbench.controller.stopping import stopping_on_signals
+    from susbench.people.remote import remote_screen
+
     console = output_console()
     serve, port, host = given.pop("serve"), given.pop("port"), given.pop("host")
     if given["task_set"] in CATALOG_WIDE:
@@ -248,6 +246,9 @@ def _print_summary(options: RunOptions, summary: RunSummary, console: Console) -
 def catalog_parts(name: str, selector: str, split: SplitChoice, console: Console) -> list[CatalogPart]:
     """The task sets and tasks of `--task-set full` or `demo` (the demo's subset unless --tasks
     names tasks: then those of the full catalog)."""
+    from susbench.catalog.injections import load_injections
+    from susbench.controller.catalog_runs import demo_parts, full_parts, saved_pages_available
+
     injections = {item.id: item for item in load_injections()}
     if name == FULL or selector != "all":
         return full_parts(injections, selector, split)
@@ -262,6 +263,8 @@ def catalog_run_options(
 ) -> tuple[list[tuple[str, RunOptions]], BackendOptions]:
     """`--task-set full` or `demo`: one run per task set, each on its own snapshot; how long they
     will take is printed before any starts (or any snapshot is built)."""
+    from susbench.controller.catalog_runs import describe_estimate, estimate, stored_episode_time
+
     if given["live"] or given["snapshot"] is not None:
         raise SusbenchError(
             f"--task-set {given['task_set']} replays each task set from its own snapshot; expected no --live "
@@ -343,8 +346,10 @@ def demo(**given: Any) -> None:
     """The demo's balanced subset of the catalog (or --tasks of it, or --task-set) once with each
     scripted baseline, offline from the bundled snapshots, then the report (printed, and as Figure 4
     with report.html in <db name>-report/ beside the database)."""
-    # Imported here: the report's statistics (scipy) are most of `susbench run`'s start-up otherwise.
+    from susbench.agents.local_model import local_model_missing, local_run_fields, serving_for_run
     from susbench.analysis.report import render_report, write_report_folder
+    from susbench.controller.catalog_runs import describe_estimate, estimate, stored_episode_time
+    from susbench.results.store import Store
 
     db = given["db"] or Path(f"demo-{date.today().isoformat()}.duckdb")
     console = output_console()
@@ -463,6 +468,8 @@ def reproduce(
     as_json: JsonOption = False,
 ) -> None:
     """Re-run a bundle's runs; exit 1 if any outcome of a scripted baseline differs from the stored one."""
+    from susbench.controller.reproduce import reproduce_bundle
+
     console = output_console()
     target = db or Path(f"reproduce-{bundle.resolve().name}.duckdb")
     result = reproduce_bundle(

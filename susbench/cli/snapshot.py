@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from itertools import groupby
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,10 +14,10 @@ from rich.text import Text
 from susbench.core.errors import SnapshotError
 from susbench.core.paths import complete_snapshots
 from susbench.core.tables import FittedTable
-from susbench.snapshot import Damage, Snapshot, generate_key, import_warc, sign_snapshot, verify_snapshot
-from susbench.snapshot.saved import is_saved_html, pages_for
-from susbench.snapshot.signing import load_public_key
-from susbench.snapshot.wacz import upgrade_layout
+
+# The archive code (warcio, cryptography) is imported by the commands that read or write one.
+if TYPE_CHECKING:
+    from susbench.snapshot import Damage, Snapshot
 
 snapshot_app = typer.Typer(no_args_is_help=True)
 console = Console()
@@ -47,6 +47,9 @@ def import_command(
 ) -> None:
     """Turn standard WARCs, other tools' WACZs and HARs, and saved HTML pages into a snapshot (records
     copied as they are; saved pages become records under their original URLs)."""
+    from susbench.snapshot import Snapshot, import_warc
+    from susbench.snapshot.saved import is_saved_html, pages_for
+
     given = files or []
     saved = pages_for([path for path in given if is_saved_html(path)], url_map)
     if not given and not saved:
@@ -85,6 +88,8 @@ def clock(moment: datetime) -> str:
 @snapshot_app.command("info")
 def info_command(snapshot_path: SnapshotArgument) -> None:
     """Manifest, pages and record counts of a snapshot."""
+    from susbench.snapshot import Snapshot
+
     with Snapshot.open(snapshot_path) as snapshot:
         manifest = snapshot.manifest
         fields: dict[str, str] = {key: str(getattr(manifest, key)) for key in ("id", "source", "created_at")}
@@ -119,6 +124,9 @@ def verify_command(
     ] = None,
 ) -> None:
     """Check every member's hash, the datapackage digest and signature, and every WARC record."""
+    from susbench.snapshot import verify_snapshot
+    from susbench.snapshot.signing import load_public_key
+
     trusted = load_public_key(pubkey) if pubkey is not None else None
     report = verify_snapshot(snapshot_path, trusted)
     for problem in report.problems:
@@ -137,6 +145,8 @@ def keygen_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="private key to write (PEM, mode 0600)")],
 ) -> None:
     """Make an Ed25519 key pair for signing snapshots: OUT (private) and OUT.pub (public)."""
+    from susbench.snapshot import generate_key
+
     private_path, public_path = generate_key(out)
     console.print(f"wrote {private_path} (private, 0600) and {public_path} (public)")
 
@@ -150,6 +160,8 @@ def sign_command(
     ] = None,
 ) -> None:
     """Sign a snapshot: Ed25519 over its datapackage digest, in WACZ's `signedData` fields."""
+    from susbench.snapshot import sign_snapshot
+
     check = sign_snapshot(snapshot_path, key, out)
     console.print(f"signed {out or snapshot_path} with key {check.signer}")
 
@@ -160,5 +172,7 @@ def upgrade_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="upgraded copy (default: in place)")] = None,
 ) -> None:
     """Move an older snapshot's manifest into `susbench/` so Webrecorder's `wacz validate` accepts it."""
+    from susbench.snapshot.wacz import upgrade_layout
+
     path = upgrade_layout(snapshot_path, out or snapshot_path)
     console.print(f"wrote {path} (signature, if any, dropped: sign it again)")

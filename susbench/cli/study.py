@@ -20,7 +20,6 @@ from susbench.cli.options import (
     SnapshotOption,
 )
 from susbench.cli.terminal import output_console
-from susbench.people.remote import served_display
 
 study_app = typer.Typer(invoke_without_command=True)
 
@@ -71,6 +70,7 @@ def study(
     from susbench.controller.stopping import stop_signal, stopping_on_signals
     from susbench.core.errors import SusbenchError
     from susbench.people.questionnaire import DEFAULT_QUESTIONNAIRE
+    from susbench.people.remote import served_display
     from susbench.study.session import (
         DEFAULT_DEBRIEF,
         Study,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from susbench.authoring.tasks import TaskDraft, draft_tasks
 from susbench.cli.options import InjectionsOption
+
+if TYPE_CHECKING:  # the drafting (Chromium, the replayer) is imported when it runs
+    from susbench.authoring.tasks import TaskDraft
 
 tasks_app = typer.Typer(no_args_is_help=True)
 
@@ -35,6 +37,8 @@ def draft(
 ) -> None:
     if (model is None) != (base_url is None):
         raise typer.BadParameter("give --model and --base-url together", param_hint="--model")
+    from susbench.authoring.tasks import draft_tasks
+
     typer.echo(f"looking at the pages of {snapshot} in Chromium, offline")
     drafts = draft_tasks(
         snapshot,

@@ -14,7 +14,6 @@ from susbench.cli.terminal import json_words, shell_words
 from susbench.core.models import HostMap
 from susbench.web.catalog import SITES
 from susbench.web.edition import DEFAULT_DATE
-from susbench.web.server import LocalWeb
 
 
 class ServedRoute(Route, Protocol):
@@ -40,6 +39,8 @@ def serve(
     seed: int = typer.Option(0, help="Seed for prices, ordering and the A/B variant."),
 ) -> None:
     """Serve every site until Ctrl-C, printing URLs, Chromium flags and the host map."""
+    from susbench.web.server import LocalWeb  # the server (its TLS, its pages) is loaded to serve only
+
     with LocalWeb(port=port, date=date, seed=seed, host=host) as web:
         typer.echo(f"Local web on {web.loopback}:{web.port} (date {web.date}, seed {seed})")
         print_route(web, [(site.name, web.url(site.host)) for site in SITES])

@@ -29,14 +29,12 @@ from susbench.browser import BrowserProfile, BrowserSession, playwright_driver
 from susbench.container.control import (
     CDP_SOCKET,
     CONTROL_SOCKET,
-    SNAPSHOT_MOUNT,
-    SOCKET_MOUNT,
     ControlClient,
     Launched,
     ServeProfile,
     Status,
 )
-from susbench.container.image import DEFAULT_IMAGE
+from susbench.container.image import DEFAULT_IMAGE, SNAPSHOT_MOUNT, SOCKET_MOUNT
 from susbench.container.relay import TcpToUnixRelay
 from susbench.container.runtime import (
     ContainerError,

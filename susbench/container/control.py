@@ -20,8 +20,6 @@ from susbench.container.runtime import ContainerError
 from susbench.core.models import Frozen, Viewport
 from susbench.replayer.service import ReplayLogEntry
 
-SNAPSHOT_MOUNT = "/snapshot.wacz"
-SOCKET_MOUNT = "/run/susbench"
 CONTROL_SOCKET = "control.sock"
 CDP_SOCKET = "cdp.sock"
 MAX_LINE = 64 * 1024 * 1024

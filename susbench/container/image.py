@@ -38,6 +38,9 @@ PINNED_PACKAGES = {
     "fonts-dejavu-core": "FONTS_DEJAVU_CORE_VERSION",
     "fonts-liberation": "FONTS_LIBERATION_VERSION",
 }
+# Where `susbench browser serve` in the image finds its snapshot and the host finds its sockets.
+SNAPSHOT_MOUNT = "/snapshot.wacz"
+SOCKET_MOUNT = "/run/susbench"
 LABEL_VERSION = "org.opencontainers.image.version"
 LABEL_CHROMIUM = "io.susbench.chromium"
 LABEL_FONTS = "io.susbench.fonts"

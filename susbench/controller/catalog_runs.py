@@ -29,7 +29,6 @@ from susbench.core.errors import SusbenchError
 from susbench.core.models import PATTERN_TYPES, Frozen, Injection, SplitChoice, Task
 from susbench.results.store import Store
 
-DEMO = "demo"
 # One per (source, type): each task set is a run of its own per operator and a run's start costs
 # 15-28 s here, so 27 tasks on five task sets take about what the local web's 44 took in one run.
 DEMO_PER_CELL = 1

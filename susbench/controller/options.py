@@ -7,15 +7,11 @@ from pathlib import Path
 
 from pydantic import Field
 
-from susbench.container import DEFAULT_IMAGE, ContainerError, DockerApiRuntime
-from susbench.container.image import LABEL_CHROMIUM
 from susbench.core.errors import SusbenchError
-from susbench.core.hostmap import parse_host_map
 from susbench.core.identity import StudyRun
 from susbench.core.models import BrowserKind, ControlDesign, Frozen, Mode, PageLook, ReplayMode, SplitChoice
 from susbench.core.paths import DEFAULT_DB, SNAPSHOTS_DIR
 from susbench.operators import OperatorCheck, OperatorSettings, check_operator, is_seated
-from susbench.snapshot import Snapshot
 from susbench.web.edition import DEFAULT_DATE
 
 
@@ -122,6 +118,8 @@ def check_options(options: RunOptions) -> OperatorCheck:
         raise SusbenchError("--snapshot and --live exclude each other; expected one of them")
     if options.live_date is not None and not (options.live and not options.live_resolve):
         raise SusbenchError("--live-date sets the local web's date: it needs --live and no --live-resolve")
+    from susbench.core.hostmap import parse_host_map  # its resolver loads asyncio: not for `run --help`
+
     parse_host_map(options.live_resolve, "--live-resolve")
     _check_browser(options)
     return checked
@@ -161,6 +159,10 @@ def browser_facts(options: RunOptions) -> BrowserFacts:
     """The run's browser; for a container, the image as the engine reports it (it must exist)."""
     if options.browser == "local":
         return BrowserFacts()
+    # The container runtime and the snapshot reader are imported on use: `run --help` reads RunOptions.
+    from susbench.container import DEFAULT_IMAGE, ContainerError, DockerApiRuntime
+    from susbench.container.image import LABEL_CHROMIUM
+
     tag = options.image or DEFAULT_IMAGE
     image = DockerApiRuntime().image(tag)
     if image is None:
@@ -179,6 +181,8 @@ def snapshot_facts(options: RunOptions) -> SnapshotFacts | None:
     path = options.snapshot or default_snapshot()
     if not path.is_file():
         raise SusbenchError(f"{path}: snapshot not found; expected a .wacz file")
+    from susbench.snapshot import Snapshot
+
     with Snapshot.open(path) as snapshot:
         return SnapshotFacts(
             path=path, id=snapshot.manifest.id, sha256=snapshot.sha256, look=snapshot.manifest.look

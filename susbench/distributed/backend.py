@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from susbench.controller.pool import ExecutorFactory, LocalProcessPool
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Backend, Frozen
-from susbench.distributed.cluster import RayCluster
+
+# The pools (the controller, Ray) are imported when a backend opens: `run --help` reads only the options.
+if TYPE_CHECKING:
+    from susbench.controller.pool import ExecutorFactory
 
 
 class BackendOptions(Frozen):
@@ -36,8 +39,12 @@ def open_backend(options: BackendOptions) -> Iterator[ExecutorFactory]:
     if options.backend == "local":
         if options.ray_address is not None or options.browsers_per_node is not None:
             raise SusbenchError("--ray-address and --browsers-per-node need --backend ray")
+        from susbench.controller.pool import LocalProcessPool
+
         yield LocalProcessPool
         return
+    from susbench.distributed.cluster import RayCluster
+
     with RayCluster(options.ray_address, options.browsers_per_node) as cluster:
         yield cluster.executor
 

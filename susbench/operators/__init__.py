@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen
@@ -30,16 +31,36 @@ from susbench.operators.base import (
     Seated,
     SubjectContext,
 )
-from susbench.operators.scripted import IdleOperator, ScriptedOperator
+
+if TYPE_CHECKING:
+    from susbench.operators.scripted import Policy
 
 ENTRY_POINT_GROUP = "susbench.operators"
 
+
+# The scripted operators (and so Playwright) are imported when one is made, not to list the names
+# (`susbench run --help`).
+def _scripted(name: str, policy: Policy | None) -> Callable[[], OracleBaseline]:
+    def make() -> OracleBaseline:
+        from susbench.operators.scripted import ScriptedOperator
+
+        return ScriptedOperator(name, policy)
+
+    return make
+
+
+def _idle(settings: OperatorSettings) -> Operator:
+    from susbench.operators.scripted import IdleOperator
+
+    return IdleOperator(settings)
+
+
 BASELINES: dict[str, Callable[[], OracleBaseline]] = {
-    "naive": lambda: ScriptedOperator("naive", "naive"),
-    "careful": lambda: ScriptedOperator("careful", "careful"),
-    "random": lambda: ScriptedOperator("random", None),
+    "naive": _scripted("naive", "naive"),
+    "careful": _scripted("careful", "careful"),
+    "random": _scripted("random", None),
 }
-OPERATORS: dict[str, OperatorFactory] = {"idle": IdleOperator}
+OPERATORS: dict[str, OperatorFactory] = {"idle": _idle}
 
 
 def register_operator(name: str, factory: OperatorFactory) -> None:

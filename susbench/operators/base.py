@@ -17,15 +17,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from playwright.sync_api import Page
 from pydantic import Field
 
-from susbench.browser.actions import ChoiceLister
 from susbench.core.errors import SusbenchError
 from susbench.core.models import Frozen, PatternType, Step
 from susbench.records.trace import StepRecord
+
+if TYPE_CHECKING:  # Playwright is not loaded to read the settings (`susbench run --help`)
+    from playwright.sync_api import Page
+
+    from susbench.browser.actions import ChoiceLister
 
 ObservationKind = Literal["screenshot", "som", "axtree"]
 ActionFormat = Literal["tools", "json"]

@@ -16,9 +16,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import duckdb
 from pydantic import Field, ValidationError
 
 from susbench import __version__
@@ -28,7 +27,10 @@ from susbench.core.identity import RunIdentity
 from susbench.core.loading import describe_validation_error, read_data_file, validate_data
 from susbench.core.models import Condition, Frozen, OutcomeKind, PatternType
 from susbench.records.run import RunSettings
-from susbench.results.store import Store
+
+# DuckDB is imported when a bundle is read or written: `susbench schema --help` reads ResultManifest.
+if TYPE_CHECKING:
+    from susbench.results.store import Store
 
 MANIFEST_NAME = "run.json"
 BUNDLE_FORMAT = "susbench-results/2"
@@ -296,6 +298,8 @@ def read_bundle(folder: Path) -> ResultManifest:
 
 def bundle_episodes(folder: Path, run_id: str) -> list[BundleEpisode]:
     """A run's stored episodes, read from the bundle's Parquet files, by task and repeat."""
+    import duckdb
+
     parquet = [str(folder / "episodes.parquet"), str(folder / "outcomes.parquet")]
     with duckdb.connect() as db:
         rows = db.execute(EPISODES_SQL, [*parquet, run_id]).fetchall()

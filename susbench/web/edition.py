@@ -10,8 +10,10 @@ import hashlib
 from dataclasses import dataclass
 from datetime import date as Date
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from susbench.web.catalog import Product, SiteSpec
+if TYPE_CHECKING:  # annotations only: `--help` reads DEFAULT_DATE without the site catalog's models
+    from susbench.web.catalog import Product, SiteSpec
 
 # The local web's date when none is named: the bundled snapshot's, so `web serve`, `apps serve`,
 # `run --live` and `drift --live` without a date serve the pages the docs' examples show.

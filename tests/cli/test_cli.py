@@ -39,7 +39,7 @@ def test_help_lists_every_command() -> None:
         assert command in result.stdout
 
 
-HEAVY = ("mitmproxy", "scipy", "playwright", "duckdb", "numpy", "matplotlib", "docker")
+HEAVY = ("mitmproxy", "scipy", "playwright", "duckdb", "numpy", "matplotlib", "docker", "ray")
 LOADED = """
 import sys
 from susbench.cli.main import main
@@ -68,6 +68,49 @@ def test_help_and_version_import_only_the_root_of_the_command_line() -> None:
         assert not {name.split(".")[0] for name in loaded} & set(HEAVY), args
         assert {name for name in loaded if name.startswith("susbench.cli.")} == {"susbench.cli.main"}, args
     assert "susbench.cli.run" in loaded_by("run", "--help")
+
+
+# Shows every command's and subcommand's help in turn, in one process, and prints, per command line,
+# the heavy packages its help imported first (those it loaded beyond the commands before it).
+EVERY_HELP = """
+import contextlib, io, json, sys
+import typer
+from susbench.cli.main import app
+heavy = lambda: {name.split(".")[0] for name in sys.modules if name.split(".")[0] in HEAVY}
+root = typer.main.get_command(app)
+first = {}
+
+def visit(path, command_of, parent):
+    before = heavy()
+    command = command_of()  # loading a command's module is part of its help
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        try:
+            root.main([*path, "--help"], prog_name="susbench")
+        except SystemExit as exc:
+            assert exc.code == 0, (path, exc.code)
+    assert "Usage" in shown.getvalue(), path
+    first[" ".join(["susbench", *path, "--help"])] = sorted(heavy() - before)
+    context = command.context_class(command, parent=parent, info_name=path[-1] if path else "susbench")
+    for name in getattr(command, "list_commands", lambda context: [])(context):
+        visit([*path, name], lambda: command.get_command(context, name), context)
+
+visit([], lambda: root, None)
+print(json.dumps(first))
+"""
+
+
+def test_no_commands_help_imports_the_heavy_packages() -> None:
+    """`--help` of every command and subcommand: no browser, DuckDB, mitmproxy, statistics or Ray
+    (`benchmarks/help_bench.py` times them)."""
+    code = f"HEAVY = {HEAVY!r}\n{EVERY_HELP}"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    first = json.loads(result.stdout)
+    assert len(first) > 40 and "susbench run --help" in first and "susbench replay serve --help" in first
+    assert {line: heavy for line, heavy in first.items() if heavy} == {}
 
 
 def test_run_options_are_the_fields_of_run_options_with_their_defaults() -> None:
