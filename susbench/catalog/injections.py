@@ -22,7 +22,15 @@ from susbench.catalog.languages import LANGUAGES_DIR, Language, load_languages, 
 from susbench.catalog.vocabulary import load_vocabulary
 from susbench.core.errors import InputError
 from susbench.core.loading import load_model, read_data_file
-from susbench.core.models import PATTERN_TYPES, Frozen, Injection, PatternType, injection_problems
+from susbench.core.models import (
+    PATTERN_TYPES,
+    Frozen,
+    Hostname,
+    Identifier,
+    Injection,
+    PatternType,
+    injection_problems,
+)
 from susbench.core.paths import EXTENSION_DIR, INJECTIONS_DIR, cache_dir
 
 TEMPLATES_DIR = INJECTIONS_DIR / "templates"
@@ -137,6 +145,11 @@ def _misplaced(path: Path, data: object) -> list[str]:
         return []
     folder = GENERIC_DIR.name if data["site"] == "*" else data["site"]
     if path.stem == data["id"] and path.parent.name == folder:
+        return []
+    try:  # a name no file could have is the field check's to report, not quoted again here in full
+        TypeAdapter(Identifier).validate_python(data["id"])
+        TypeAdapter(Hostname).validate_python(data["site"])
+    except ValidationError:
         return []
     return [f"{path}: field 'id': the file must be {folder}/{data['id']}.yaml"]
 

@@ -147,3 +147,18 @@ def test_field_errors_and_the_model_wide_checks_come_in_one_round(tmp_path: Path
         load_injections((tmp_path,))
     message = str(raised.value)
     assert message.count("needs 'label'") == 1 and message.count("is not on site") == 1
+
+
+def test_an_id_no_file_could_have_is_quoted_once_and_short(tmp_path: Path) -> None:
+    """The place check used to repeat a 200,000-character id whole (the fuzz test found it)."""
+    source = INJECTIONS_DIR / "bazaarly.test" / "bazaarly-home-sponsored-card.yaml"
+    huge = "x" * 200_000
+    text = source.read_text(encoding="utf-8").replace(f"id: {source.stem}\n", f"id: {huge}\n")
+    folder = tmp_path / "bazaarly.test"
+    folder.mkdir()
+    (folder / f"{source.stem}.yaml").write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        load_injections((tmp_path,))
+    message = str(raised.value)
+    assert "field 'id': String should have at most 80 characters" in message
+    assert "the file must be" not in message and len(message) < 1000

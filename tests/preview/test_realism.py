@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Playwright
 
 from susbench.browser import BrowserProfile, launch_browser
 from susbench.browser.bridge import Box
@@ -218,8 +218,11 @@ def test_realism_table_names_each_fault_and_a_pattern_not_pictured_does_not_end_
 
 
 @pytest.mark.e2e
-def test_a_pattern_outside_the_viewport_is_pictured_from_the_whole_page(tmp_path: Path) -> None:
-    with sync_playwright() as playwright, launch_browser(playwright, BrowserProfile()) as browser:
+def test_a_pattern_outside_the_viewport_is_pictured_from_the_whole_page(
+    tmp_path: Path, web_playwright: Playwright
+) -> None:
+    # The session's driver: the sync API allows one per thread, and other modules' tests hold it.
+    with launch_browser(web_playwright, BrowserProfile()) as browser:
         page = browser.new_page(viewport={"width": 800, "height": 600})
         page.set_content("<body style='margin:0;height:3000px'><div style='margin-top:2000px'>x</div></body>")
         # 1,400 px below the viewport: a viewport clip is empty ("Clipped area is ... outside").
