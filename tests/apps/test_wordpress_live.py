@@ -118,8 +118,18 @@ def test_pages_show_the_days_content(served: ServedApp) -> None:
     assert newest.headline.replace("'", "&#8217;") in home
 
 
-def _children(pid: int) -> list[str]:
-    return subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+def _servers(pid: int) -> dict[str, str]:
+    """The app's server processes among `pid`'s children, pid to command name.
+
+    Other children (a readiness probe, the browser) come and go while the recording runs, so only the
+    servers are listed: one of those gone before it is killed would be the fault under test.
+    """
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    listed = subprocess.run(
+        ["ps", "-o", "pid=,comm=", "-p", ",".join(children)], capture_output=True, text=True
+    ).stdout
+    named = dict(line.split(None, 1) for line in listed.strip().splitlines())
+    return {child: name.strip() for child, name in named.items() if name.strip() in {"mariadbd", "apache2"}}
 
 
 def _states(group: str) -> list[str]:
@@ -140,17 +150,14 @@ def test_an_app_killed_mid_recording_leaves_no_snapshot_and_no_server(tmp_path: 
         seen.append(line)
         if "recording" in line:
             break
-    children = _children(process.pid)
-    names = subprocess.run(
-        ["ps", "-o", "comm=", "-p", ",".join(children)], capture_output=True, text=True
-    ).stdout.split()
-    assert {"mariadbd", "apache2"} <= set(names), (names, seen)
-    for pid in children:
+    servers = _servers(process.pid)
+    assert set(servers.values()) == {"mariadbd", "apache2"}, (servers, seen)
+    for pid in servers:
         os.kill(int(pid), signal.SIGKILL)
     rest = process.stdout.read()
     assert process.wait(timeout=300) != 0, [*seen, rest]
     assert [path.name for path in tmp_path.iterdir()] == [], "a partial snapshot was left behind"
     # a zombie waiting for init to reap it runs nothing; a live worker would still serve
-    states = {group: _states(group) for group in children}
+    states = {group: _states(group) for group in servers}
     left = {group: found for group, found in states.items() if set(found) - {"Z"}}
     assert left == {}, "a server's process group (Apache's workers) outlived the recording"
