@@ -55,7 +55,9 @@ SMOKE: dict[str, list[str]] = {
     "container_bench.py": ["--tasks", SMALLEST_TASK, "--rounds", "1"],
     "browser_use_overhead.py": ["--repeats", "1", "--tasks", "1", "--out", f"{OUT}/browser-use.md"],
     "browsergym_overhead.py": ["--repeats", "1", "--tasks", "1", "--out", f"{OUT}/browsergym.md"],
-    "people_remote_latency.py": ["--inputs", "2", "--seconds", "1", "--out", f"{OUT}/remote-latency.md"],
+    "people_remote_latency.py": [
+        *("--inputs", "1", "--seconds", "1", "--rounds", "1", "--out", f"{OUT}/remote-latency.md")
+    ],
     "real_traffic_roundtrip.py": ["--archives", "books.toscrape.warc", "--out", f"{OUT}/real-traffic.md"],
     "anchor_goal.py": ["--split", "tune", "--pages", "1", "--skip-others", "--out", f"{OUT}/anchors.md"],
     "apps_bench.py": ["--smallest", "--out", f"{OUT}/apps.md"],
