@@ -49,7 +49,7 @@ test: setup engine tools browsergym local-model apps docs
 # Every benchmark in its smallest mode (benchmarks/smoke.py lists them; an unlisted script fails):
 # that each still runs, not its figures. The replay benchmark's ratios are printed in the log.
 BENCH_SMOKE := $(BIN)/python benchmarks/smoke.py
-bench-smoke: setup engine tools browsergym local-model
+bench-smoke: setup engine tools browsergym local-model apps
 	$(BENCH_SMOKE)
 
 # No browser, container or X server: a test that starts one here fails and names its missing mark.
