@@ -8,6 +8,7 @@ shop) with a fixed hash, so the split does not depend on what the anchors find.
 Also runs the whole pages of `realdata/pages` and the books.toscrape.com WARC.
 
 Run: .venv/bin/python benchmarks/anchor_goal.py [--split tune|holdout|all] [--out FILE.md] [--failures]
+     .venv/bin/python benchmarks/anchor_goal.py --split tune --pages 1 --skip-others   # smallest
 """
 
 from __future__ import annotations
@@ -157,10 +158,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the report as Markdown here too")
     parser.add_argument("--failures", action="store_true", help="list every pair that missed the goal")
     parser.add_argument("--skip-others", action="store_true", help="only the product pages")
+    parser.add_argument("--pages", type=int, help="only the first N product pages of the split (smallest: 1)")
     args = parser.parse_args()
 
     started = time.perf_counter()
-    rows, surveys = run([str(page) for page in product_pages(args.split)])
+    rows, surveys = run([str(page) for page in product_pages(args.split)[: args.pages]])
     seconds = time.perf_counter() - started
     report = [f"### Generic injections on real product pages (goal: ≥ {GOAL:.0%} per type)", ""]
     for part in ("tune", "holdout") if args.split == "all" else (args.split,):

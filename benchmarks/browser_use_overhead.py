@@ -72,7 +72,7 @@ def alone(python: Path, job: dict[str, object]) -> int:
     return int(json.loads(done.stdout.strip().splitlines()[-1])["steps"])
 
 
-def measure(repeats: int) -> dict[str, Samples]:
+def measure(repeats: int, chosen: tuple[str, ...]) -> dict[str, Samples]:
     os.environ[KEY_VARIABLE] = "sk-bench-local"
     snapshot = default_snapshot()
     with Snapshot.open(snapshot) as opened:
@@ -88,7 +88,7 @@ def measure(repeats: int) -> dict[str, Samples]:
             return ReplayTraffic(server, task.capture_plan().id)
 
         backend = LocalBackend(playwright)
-        items = [(tasks[task_id], tasks[task_id].injections[0]) for task_id in TASKS]
+        items = [(tasks[task_id], tasks[task_id].injections[0]) for task_id in chosen]
         demonstrations = record_demonstrations(backend, task_route, look, extension, items, "careful")
         profile = routed_profile(server, look, extension_dir=extension, cdp=True)
         with (
@@ -103,7 +103,7 @@ def measure(repeats: int) -> dict[str, Samples]:
             page = session.first_page()
             operator = BrowserUseOperator(settings)
             for repeat in range(repeats):
-                for number, task_id in enumerate(TASKS):
+                for number, task_id in enumerate(chosen):
                     order = ("harness", "alone") if (repeat + number) % 2 == 0 else ("alone", "harness")
                     for mode in order:
                         server.new_episode()
@@ -133,11 +133,11 @@ def _keep(step: StepRecord) -> None:
     """The harness stores each step; here it is built and dropped (the database is not measured)."""
 
 
-def report(samples: dict[str, Samples], repeats: int, load: tuple[str, str]) -> str:
+def report(samples: dict[str, Samples], repeats: int, chosen: tuple[str, ...], load: tuple[str, str]) -> str:
     lines = [
         f"# Browser Use: our harness vs Browser Use alone ({date.today().isoformat()})",
         "",
-        f"`benchmarks/browser_use_overhead.py --repeats {repeats}`: tasks {', '.join(TASKS)}; one Chromium "
+        f"`benchmarks/browser_use_overhead.py --repeats {repeats}`: tasks {', '.join(chosen)}; one Chromium "
         "with the extension (CDP), direct replay, a local scripted chat-completions server; the two "
         "take turns episode by episode. Both include starting Python and importing Browser Use.",
         f"Load average (1, 5, 15 min) before: {load[0]}; after: {load[1]} (2 cores, shared: noisy).",
@@ -160,12 +160,15 @@ def report(samples: dict[str, Samples], repeats: int, load: tuple[str, str]) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2, help="episodes per task and mode")
+    parser.add_argument(
+        "--tasks", type=int, default=len(TASKS), help=f"the first N of its tasks (default: all {len(TASKS)})"
+    )
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this Markdown file")
     args = parser.parse_args()
     before = " ".join(f"{value:.1f}" for value in os.getloadavg())
-    samples = measure(args.repeats)
+    samples = measure(args.repeats, TASKS[: args.tasks])
     after = " ".join(f"{value:.1f}" for value in os.getloadavg())
-    text = report(samples, args.repeats, (before, after))
+    text = report(samples, args.repeats, TASKS[: args.tasks], (before, after))
     print(text)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")

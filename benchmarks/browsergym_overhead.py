@@ -71,7 +71,7 @@ def acting(db: Path, episode_id: str | None = None) -> tuple[float, int]:
     return row[1] / 1000, int(row[2])
 
 
-def measure(repeats: int, folder: Path) -> dict[str, Samples]:
+def measure(repeats: int, chosen: tuple[str, ...], folder: Path) -> dict[str, Samples]:
     os.environ[KEY_VARIABLE] = "sk-bench-local"
     snapshot = default_snapshot()
     with Snapshot.open(snapshot) as opened:
@@ -83,7 +83,7 @@ def measure(repeats: int, folder: Path) -> dict[str, Samples]:
         def task_route(task: Task) -> ReplayTraffic:
             return ReplayTraffic(server, task.capture_plan().id)
 
-        items = [(tasks[task_id], tasks[task_id].injections[0]) for task_id in TASKS]
+        items = [(tasks[task_id], tasks[task_id].injections[0]) for task_id in chosen]
         extension = build_extension(injections.values())
         demonstrations = record_demonstrations(
             LocalBackend(playwright), task_route, look, extension, items, "careful"
@@ -93,7 +93,7 @@ def measure(repeats: int, folder: Path) -> dict[str, Samples]:
     try:
         with model_server(ScriptedPolicy(demonstrations), api_key=os.environ[KEY_VARIABLE]) as model:
             for repeat in range(repeats):
-                for number, task_id in enumerate(TASKS):
+                for number, task_id in enumerate(chosen):
                     order = ("ours", "browsergym") if (repeat + number) % 2 == 0 else ("browsergym", "ours")
                     for mode in order:
                         db = folder / f"{mode}-{repeat}-{task_id}.duckdb"
@@ -136,11 +136,11 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def report(samples: dict[str, Samples], repeats: int, load: tuple[str, str]) -> str:
+def report(samples: dict[str, Samples], repeats: int, chosen: tuple[str, ...], load: tuple[str, str]) -> str:
     lines = [
         f"# BrowserGym path vs our own operator ({date.today().isoformat()})",
         "",
-        f"`benchmarks/browsergym_overhead.py --repeats {repeats}`: tasks {', '.join(TASKS)}, careful "
+        f"`benchmarks/browsergym_overhead.py --repeats {repeats}`: tasks {', '.join(chosen)}, careful "
         "demonstrations played by one local scripted chat-completions server to both; they take turns.",
         f"Load average (1, 5, 15 min) before: {load[0]}; after: {load[1]} (2 cores, shared: noisy).",
         "",
@@ -171,13 +171,16 @@ def report(samples: dict[str, Samples], repeats: int, load: tuple[str, str]) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2, help="episodes per task and mode")
+    parser.add_argument(
+        "--tasks", type=int, default=len(TASKS), help=f"the first N of its tasks (default: all {len(TASKS)})"
+    )
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this Markdown file")
     args = parser.parse_args()
     before = " ".join(f"{value:.1f}" for value in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="browsergym-bench-") as folder:
-        samples = measure(args.repeats, Path(folder))
+        samples = measure(args.repeats, TASKS[: args.tasks], Path(folder))
     after = " ".join(f"{value:.1f}" for value in os.getloadavg())
-    text = report(samples, args.repeats, (before, after))
+    text = report(samples, args.repeats, TASKS[: args.tasks], (before, after))
     print(text)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")

@@ -110,12 +110,33 @@ def main() -> None:
                 "(operator = 'careful' AND outcome != 'avoided') OR (operator = 'naive' AND outcome != "
                 "'not_avoided') ORDER BY 1, 2"
             )
+            _, unfinished = store.query(
+                "SELECT operator, task_id FROM episode_outcomes WHERE operator IN ('careful', 'naive') "
+                "AND NOT completed ORDER BY 1, 2"
+            )
+            _, misses = store.query(
+                "SELECT e.task_id, count(*) FROM requests r JOIN episodes e USING (episode_id) WHERE r.miss "
+                "AND e.operator IN ('careful', 'naive') AND r.url LIKE '%://' || e.site || '/%' GROUP BY 1 "
+                "ORDER BY 1"
+            )
             groups = group_results(store, pool=True)
         lines.append(
             "Every task exact: careful avoided and naive took the pattern on each."
             if not wrong
             else f"{len(wrong)} episodes not exact: "
             + "; ".join(f"{operator} {task}: {outcome}" for operator, task, outcome in wrong)
+        )
+        lines.append(
+            "Every careful and naive episode completed its task."
+            if not unfinished
+            else f"{len(unfinished)} careful or naive episodes not completed: "
+            + "; ".join(f"{operator} {task}" for operator, task in unfinished)
+        )
+        lines.append(
+            "No careful or naive request to the task's own site missed the snapshot."
+            if not misses
+            else "Requests to the task's own site that missed the snapshot: "
+            + "; ".join(f"{task} {count}" for task, count in misses)
         )
         lines.append("")
         report = analyse(groups, str(db), pool=True)

@@ -55,11 +55,11 @@ def tokens(base_url: str, key: str, text: str) -> int:
         return len(json.loads(answer.read())["tokens"])
 
 
-def one_run(db: Path, settings: LocalModelSettings, port: int) -> dict[str, Any]:
+def one_run(db: Path, settings: LocalModelSettings, port: int, tasks: str | None) -> dict[str, Any]:
     started_load = load()
     with serving_for_run(port=port) as server:
         started = time.perf_counter()
-        run_benchmark(RunOptions(**local_run_fields(server, settings=settings), db=db))
+        run_benchmark(RunOptions(**local_run_fields(server, tasks, settings), db=db))
         wall = time.perf_counter() - started
         with Store(db, read_only=True) as store:
             _, texts = store.query("SELECT observation_text FROM steps")
@@ -187,6 +187,7 @@ def main() -> None:
     run.add_argument("--port", type=int, required=True)
     run.add_argument("--max-steps", type=int, default=1)
     run.add_argument("--max-tokens", type=int, default=32)
+    run.add_argument("--tasks", help="a --tasks selector (default: the nine one-per-type tasks)")
     run.add_argument("--db", type=Path)
     run.add_argument("--out", type=Path, required=True)
     combine = commands.add_parser("report", help="the Markdown report of two runs")
@@ -197,7 +198,7 @@ def main() -> None:
         settings = LocalModelSettings(max_steps=args.max_steps, max_tokens=args.max_tokens)
         db = args.db or args.out.with_suffix(".duckdb")
         db.unlink(missing_ok=True)
-        found = one_run(db, settings, args.port)
+        found = one_run(db, settings, args.port, args.tasks)
         args.out.write_text(json.dumps(found, default=str), encoding="utf-8")
         print(f"{args.out}: {found['wall_s']:.0f} s, load {found['load_end']}")
         return

@@ -171,8 +171,9 @@ def measure(poll_ms: int, inputs: int, seconds: float) -> Block:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--inputs", type=int, default=60, help="presses per setting (in two rounds)")
+    parser.add_argument("--inputs", type=int, default=60, help="presses per setting (over the rounds)")
     parser.add_argument("--seconds", type=float, default=10.0, help="frame-rate window per setting")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds in which the settings take turns")
     parser.add_argument(
         "--out", type=Path, default=Path(f"benchmarks/results/remote-latency-{date.today()}.md")
     )
@@ -181,9 +182,9 @@ def main() -> None:
     served = SeatOptions().poll_ms
     settings = sorted({X11VNC_DEFAULT_MS, 10, 5, served}, reverse=True)
     blocks: dict[int, list[Block]] = {poll: [] for poll in settings}
-    for _ in range(ROUNDS):  # settings take turns, so they share the machine's load alike
+    for _ in range(args.rounds):  # settings take turns, so they share the machine's load alike
         for poll in settings:
-            blocks[poll].append(measure(poll, args.inputs // ROUNDS, args.seconds / ROUNDS))
+            blocks[poll].append(measure(poll, args.inputs // args.rounds, args.seconds / args.rounds))
     rows = []
     baseline = statistics.median([ms for block in blocks[X11VNC_DEFAULT_MS] for ms in block.latencies_ms])
     for poll in settings:

@@ -22,6 +22,8 @@ BENCHMARKS = Path(__file__).resolve().parent
 ROOT = BENCHMARKS.parent
 OUT = "{out}"
 LIMIT_S = 600
+# The benchmarks that run episodes run one task's.
+SMALLEST_TASK = "voltcart-mouse-cart"
 HELPERS = {
     "replay_anchors.py": "the anchors replay_bench.py starts (nginx, mitmdump, pywb)",
     "browser_use_alone.py": "Browser Use on its own, run by browser_use_overhead.py",
@@ -35,7 +37,7 @@ SMOKE: dict[str, list[str]] = {
     "replay_sessions_bench.py": ["--rounds", "1", "--passes", "1", "--out", f"{OUT}/replay-sessions.md"],
     "pattern_surface_bench.py": ["--loads", "1", "--idle-s", "0.5"],
     "agent_overhead.py": ["--steps", "1", "--out", f"{OUT}/agent-overhead.md"],
-    "episode_bench.py": ["--tasks", "voltcart.test", "--parallel", "1"],
+    "episode_bench.py": ["--tasks", SMALLEST_TASK, "--parallel", "1"],
     "worker_memory.py": ["--warmup", "1", "--episodes", "2"],
     "soak.py": [
         "--minutes",
@@ -49,16 +51,21 @@ SMOKE: dict[str, list[str]] = {
         "--out",
         f"{OUT}/soak.md",
     ],
-    "ray_bench.py": ["--tasks", "voltcart.test", "--parallel", "1", "--episodes", "0"],
-    "container_bench.py": ["--tasks", "voltcart.test", "--rounds", "1"],
-    "browser_use_overhead.py": ["--repeats", "1", "--out", f"{OUT}/browser-use.md"],
-    "browsergym_overhead.py": ["--repeats", "1", "--out", f"{OUT}/browsergym.md"],
-    "people_remote_latency.py": ["--inputs", "2", "--seconds", "1", "--out", f"{OUT}/remote-latency.md"],
+    "ray_bench.py": ["--tasks", SMALLEST_TASK, "--parallel", "1", "--browsers", "1", "--episodes", "0"],
+    "container_bench.py": ["--tasks", SMALLEST_TASK, "--rounds", "1"],
+    "browser_use_overhead.py": ["--repeats", "1", "--tasks", "1", "--out", f"{OUT}/browser-use.md"],
+    "browsergym_overhead.py": ["--repeats", "1", "--tasks", "1", "--out", f"{OUT}/browsergym.md"],
+    "people_remote_latency.py": [
+        *("--inputs", "1", "--seconds", "1", "--rounds", "1", "--out", f"{OUT}/remote-latency.md")
+    ],
     "real_traffic_roundtrip.py": ["--archives", "books.toscrape.warc", "--out", f"{OUT}/real-traffic.md"],
-    "anchor_goal.py": ["--split", "tune", "--skip-others", "--out", f"{OUT}/anchors.md"],
+    "anchor_goal.py": ["--split", "tune", "--pages", "1", "--skip-others", "--out", f"{OUT}/anchors.md"],
     "apps_bench.py": ["--smallest", "--out", f"{OUT}/apps.md"],
     "catalog_full.py": ["--smallest", "--out", f"{OUT}/catalog-full.md"],
-    "local_model_bench.py": ["run", "--port", "0", "--max-steps", "1", "--out", f"{OUT}/local-model.json"],
+    "local_model_bench.py": [
+        *("run", "--port", "0", "--max-steps", "1", "--tasks", SMALLEST_TASK),
+        *("--out", f"{OUT}/local-model.json"),
+    ],
 }
 
 

@@ -5,11 +5,12 @@
 # websockify, novnc), iproute2 for the test that serves a seat on every address of a private network
 # namespace, npm for fetching ReplayWeb.page in the interoperability test, and the real apps' Debian
 # packages (WordPress with its Twenty Twenty-One theme, Apache with PHP, and MariaDB, which WordPress
-# and Ghost keep their data in).
+# and Ghost keep their data in), and nginx and wrk, the replay benchmark's anchor and load generator
+# (`make bench-smoke`, which `make test` runs).
 set -eu
 missing=""
 for package in xvfb xdotool x11vnc novnc websockify iproute2 \
-    wordpress wordpress-theme-twentytwentyone apache2 libapache2-mod-php mariadb-server; do
+    wordpress wordpress-theme-twentytwentyone apache2 libapache2-mod-php mariadb-server nginx wrk; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing="$missing $package"
 done
 command -v npm >/dev/null 2>&1 || missing="$missing npm"

@@ -1,7 +1,8 @@
 """Ghost from its bundled snapshot, offline: every task's flow replays whole (its pages' requests,
 Ghost's members API calls and Portal's script among them, at least 99% answered from the task's
-own session, and the flow ends where the task completes), and the scripted baselines are exact on
-every app task (naive 0% and careful 100% avoided), complete and without a miss."""
+own session, and the flow ends where the task completes), and the scripted baselines are exact
+(naive 0% and careful 100% avoided), complete and without a miss, on a task of each type a run draws
+(tests/support/app_baselines.py; every task: benchmarks/results/catalog-full-2026-12-07.md)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,9 @@ from susbench.browser.profiles import BrowserProfile
 from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import load_tasks
 from susbench.catalog.tasksets import TASK_SETS, task_set_snapshot
-from susbench.controller import RunOptions, run_benchmark
 from susbench.core.models import Task
 from susbench.replayer.direct import DirectReplayServer
-from susbench.results.store import Store
+from tests.support.app_baselines import assert_baselines_exact
 
 pytestmark = pytest.mark.e2e
 
@@ -85,24 +85,5 @@ def test_each_flow_replays_whole_from_its_own_session(
         assert any(entry.url.endswith("/members/api/send-magic-link/") for entry in answered), task.id
 
 
-def test_baselines_are_exact_on_every_app_task(tmp_path: Path) -> None:
-    db = tmp_path / "ghost.duckdb"
-    for operator in ("naive", "careful"):
-        run_benchmark(
-            RunOptions(
-                tasks="all", operator=operator, snapshot=SNAPSHOT, tasks_dir=TASK_SETS[APP].tasks_dir, db=db
-            )
-        )
-    with Store(db, read_only=True) as store:
-        _, rows = store.query(
-            "SELECT operator, task_id, outcome, completed FROM episode_outcomes ORDER BY operator, task_id"
-        )
-        _, misses = store.query(f"SELECT count(*) FROM requests WHERE miss AND url LIKE '%{HOST}/%'")
-    expected = {"naive": "not_avoided", "careful": "avoided"}
-    assert len(rows) == 2 * len(TASKS)
-    wrong = [
-        (operator, task, outcome) for operator, task, outcome, _ in rows if outcome != expected[operator]
-    ]
-    assert wrong == []
-    assert [task for _, task, _, completed in rows if not completed] == []
-    assert misses == [(0,)]
+def test_baselines_are_exact_on_a_task_of_each_type(tmp_path: Path) -> None:
+    assert_baselines_exact(APP, HOST, tmp_path / "ghost.duckdb")

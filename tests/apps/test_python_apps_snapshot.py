@@ -1,7 +1,8 @@
 """The Python apps (django-oscar, pretix) from their bundled snapshots, offline: each has its tasks
-on at least seven types, the scripted baselines are exact on every app task (naive 0% and careful
-100% avoided), every episode completes its whole flow (to the order's confirmation, the basket or
-the checkout), and no request of the app's pages misses the snapshot."""
+on at least seven types, and on a task of each type a run draws (tests/support/app_baselines.py;
+every task: benchmarks/results/catalog-full-2026-12-07.md) the scripted baselines are exact (naive 0%
+and careful 100% avoided), every episode completes its whole flow (to the order's confirmation, the
+basket or the checkout), and no request of the app's pages misses the snapshot."""
 
 from __future__ import annotations
 
@@ -11,11 +12,10 @@ import pytest
 
 from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import load_tasks
-from susbench.catalog.tasksets import TASK_SETS, task_set_snapshot
-from susbench.controller import RunOptions, run_benchmark
-from susbench.results.store import Store
+from susbench.catalog.tasksets import TASK_SETS
+from tests.support.app_baselines import assert_baselines_exact
 
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]  # 28 episodes on a busy machine
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]  # 18 episodes on a busy machine
 
 INJECTIONS = {injection.id: injection for injection in load_injections()}
 HOSTS = {"oscar": "oscarshop.test", "pretix": "fernhilltrips.test"}
@@ -31,30 +31,5 @@ def test_the_app_has_its_tasks_and_seven_types(app: str) -> None:
 
 
 @pytest.mark.parametrize("app", HOSTS)
-def test_baselines_are_exact_on_every_app_task(app: str, tmp_path: Path) -> None:
-    tasks = load_tasks(TASK_SETS[app].tasks_dir, INJECTIONS)
-    db = tmp_path / f"{app}.duckdb"
-    for operator in ("naive", "careful"):
-        run_benchmark(
-            RunOptions(
-                tasks="all",
-                operator=operator,
-                snapshot=task_set_snapshot(TASK_SETS[app]),
-                tasks_dir=TASK_SETS[app].tasks_dir,
-                parallel=2,
-                db=db,
-            )
-        )
-    with Store(db, read_only=True) as store:
-        _, rows = store.query(
-            "SELECT operator, task_id, outcome, completed FROM episode_outcomes ORDER BY operator, task_id"
-        )
-        _, misses = store.query(f"SELECT count(*) FROM requests WHERE miss AND url LIKE '%{HOSTS[app]}/%'")
-    expected = {"naive": "not_avoided", "careful": "avoided"}
-    assert len(rows) == 2 * len(tasks)
-    wrong = [
-        (operator, task, outcome) for operator, task, outcome, _ in rows if outcome != expected[operator]
-    ]
-    assert wrong == []
-    assert [task for _, task, _, completed in rows if not completed] == []
-    assert misses == [(0,)]
+def test_baselines_are_exact_on_a_task_of_each_type(app: str, tmp_path: Path) -> None:
+    assert_baselines_exact(app, HOSTS[app], tmp_path / f"{app}.duckdb", parallel=2)

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from susbench.core.models import Task
+from collections.abc import Mapping
+
+from susbench.controller.planning import first_draw
+from susbench.core.models import Injection, Task
 from susbench.web.catalog import SiteSpec, load_catalog
 
 
@@ -45,4 +48,14 @@ def tasks_per_flow_and_category(tasks: list[Task]) -> list[Task]:
         if categories[task.site] not in covered:
             chosen[(task.id,)] = task
             covered.add(categories[task.site])
+    return sorted(chosen.values(), key=lambda task: task.id)
+
+
+def tasks_per_drawn_type(tasks: list[Task], injections: Mapping[str, Injection], seed: int = 0) -> list[Task]:
+    """The first task (by id) of each pattern type an episode of the tasks draws: a run injects one
+    of a task's injections per episode (`first_draw`), so this sample shows every type a run of all
+    the tasks with that seed shows."""
+    chosen: dict[str, Task] = {}
+    for task in sorted(tasks, key=lambda task: task.id):
+        chosen.setdefault(injections[first_draw(task, injections, seed, task.id)].type, task)
     return sorted(chosen.values(), key=lambda task: task.id)
