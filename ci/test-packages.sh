@@ -6,7 +6,7 @@
 # namespace, npm for fetching ReplayWeb.page in the interoperability test, and the real apps' Debian
 # packages (WordPress with its Twenty Twenty-One theme, Apache with PHP, and MariaDB, which WordPress
 # and Ghost keep their data in), and nginx and wrk, the replay benchmark's anchor and load generator
-# (`make bench-smoke`, which `make test` runs).
+# (`make bench-smoke`).
 set -eu
 missing=""
 for package in xvfb xdotool x11vnc novnc websockify iproute2 \
