@@ -4,7 +4,8 @@ Run: `.venv/bin/python benchmarks/replay_bench.py [--loads 30] [--page https://v
 Page load: one shop home page recorded after scrolling (so lazy parts are in the snapshot), loaded
 in a fresh Chromium context per load, modes interleaved (rotating order), medians of N loads:
 the local web origin, nginx serving the snapshot's bytes, our proxy replay, our direct replay,
-mitmdump's server replay and pywb's proxy mode. Every server is its own process; every HTTPS
+mitmdump's server replay and pywb's proxy mode, with each server process's CPU time per load
+(load-independent where wall time is not). Every server is its own process; every HTTPS
 certificate is trusted by SPKI pin only. Throughput: wrk, 64 keep-alive connections, 2 threads,
 10 s, one recorded stylesheet over plain HTTP (absolute-form for the proxies). Memory: peak RSS
 of a fresh replayer process opening and serving 1,000 requests from a 10 MB and a ~1 GB
@@ -124,6 +125,18 @@ def throughput_url(snapshot: Path) -> str:
     raise RuntimeError("no stylesheet or script recorded")
 
 
+def server_cpu_s(pid: int) -> float:
+    """CPU seconds a server process and its children (nginx's workers) have used so far."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with suppress(OSError):
+            total += int((task / "schedstat").read_text().split()[0])
+    with suppress(OSError):
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            total += round(server_cpu_s(int(child)) * 1e9)
+    return total / 1e9
+
+
 def timed_load(browser: Browser, url: str, requests: list[int]) -> float:
     context = browser.new_context(service_workers="block")
     try:
@@ -140,24 +153,30 @@ def timed_load(browser: Browser, url: str, requests: list[int]) -> float:
 
 
 def page_loads(
-    browsers: dict[str, Browser], url: str, loads: int
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Median load time and median request count per mode; modes interleaved, order rotating."""
+    browsers: dict[str, Browser], url: str, loads: int, pids: dict[str, int]
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Median load time, request count and server CPU ms (modes in `pids`) per mode; modes
+    interleaved, order rotating. CPU is read from the server's process right after each load."""
     times: dict[str, list[float]] = {name: [] for name in browsers}
     counts: dict[str, list[int]] = {name: [] for name in browsers}
+    cpu: dict[str, list[float]] = {name: [] for name in pids}
     names = list(browsers)
     for round_ in range(WARMUP + loads):
         order = names[round_ % len(names) :] + names[: round_ % len(names)]
         for name in order:
+            before = server_cpu_s(pids[name]) if name in pids else 0.0
             try:
                 elapsed = timed_load(browsers[name], url, counts[name])
             except PlaywrightError as exc:
                 raise RuntimeError(f"{name}: {str(exc).splitlines()[0]}") from None
             if round_ >= WARMUP:
                 times[name].append(elapsed)
+                if name in pids:
+                    cpu[name].append((server_cpu_s(pids[name]) - before) * 1000)
     return (
         {name: statistics.median(values) for name, values in times.items()},
         {name: statistics.median(values) for name, values in counts.items()},
+        {name: statistics.median(values) for name, values in cpu.items()},
     )
 
 
@@ -243,6 +262,7 @@ def memory_probe(snapshot: Path, mode: str) -> dict[str, float]:
 NOTES = [
     "Notes: every server is its own process (ours via `susbench replay serve [--mode direct]`). nginx "
     "serves the recorded bytes as they are; our replayers add the determinism shim to the HTML. "
+    "nginx speaks TLS 1.2 and 1.3, as ours (Chromium picks 1.3 with both). "
     "pywb runs in proxy mode with HTTPS: it makes a fresh RSA key per host and sends no CA, so its "
     "leaf is pinned by SPKI after a CONNECT probe. mitmdump replays flows it recorded itself "
     "(`-w`, host-map addon), with `server_replay_reuse=true` (else each flow replays once) and "
@@ -365,23 +385,24 @@ def main() -> None:
         tls = ensure_tls(tuple(site.host for site in SITES))
         conf = nginx_config(snapshot, work / "nginx", tls, ports["nginx"], ports["nginx_plain"])
         pywb_dir = pywb_collection(snapshot, work / "pywb")
-        stack.enter_context(running(nginx_command(conf), ports["nginx"], "nginx", work))
         serve = [*SUSBENCH, "replay", "serve", str(snapshot)]
-        stack.enter_context(
-            running([*serve, "--port", str(ports["proxy"])], ports["proxy"], "replay proxy", work)
-        )
-        stack.enter_context(
-            running(
+        servers = {
+            "nginx serving the same bytes": running(nginx_command(conf), ports["nginx"], "nginx", work),
+            "our proxy replay": running(
+                [*serve, "--port", str(ports["proxy"])], ports["proxy"], "replay proxy", work
+            ),
+            "our direct replay": running(
                 [*serve, "--port", str(ports["direct"]), "--mode", "direct"],
                 ports["direct"],
                 "replay direct",
                 work,
-            )
-        )
-        stack.enter_context(
-            running(mitm_replay_command(work, ports["mitm"], flows), ports["mitm"], "mitmdump", work)
-        )
-        stack.enter_context(running(pywb_command(ports["pywb"]), ports["pywb"], "pywb", pywb_dir))
+            ),
+            "mitmdump server replay": running(
+                mitm_replay_command(work, ports["mitm"], flows), ports["mitm"], "mitmdump", work
+            ),
+            "pywb proxy mode": running(pywb_command(ports["pywb"]), ports["pywb"], "pywb", pywb_dir),
+        }
+        pids = {name: stack.enter_context(server).pid for name, server in servers.items()}
         pywb_pins = tuple(proxied_leaf_spki(ports["pywb"], host) for host in sorted(hosts))
 
         def proxied(port: int, pins: tuple[str, ...]) -> BrowserProfile:
@@ -401,7 +422,7 @@ def main() -> None:
             "pywb proxy mode": proxied(ports["pywb"], pywb_pins),
         }
         browsers = {name: browser_for(profile) for name, profile in profiles.items()}
-        medians, counts = page_loads(browsers, args.page, args.loads)
+        medians, counts, cpu = page_loads(browsers, args.page, args.loads, pids)
         origin = medians["direct from the origin (local web)"]
         nginx = medians["nginx serving the same bytes"]
         direct = medians["our direct replay"]
@@ -412,13 +433,21 @@ def main() -> None:
             f"Chromium: {chromium_version(find_chromium())}; {args.loads} loads per mode "
             f"(+{WARMUP} warm-up), fresh context each, interleaved; medians.",
             "",
-            "| page load | median ms | vs nginx | vs origin | vs our direct |",
-            "|---|---|---|---|---|",
+            "| page load | median ms | vs nginx | vs origin | vs our direct | server CPU ms per load "
+            "| CPU vs nginx |",
+            "|---|---|---|---|---|---|---|",
         ]
+        nginx_cpu = cpu["nginx serving the same bytes"]
         report += [
             f"| {name} | {value:.0f} | {ratio(value, nginx)} | {ratio(value, origin)} "
-            f"| {ratio(value, direct)} |"
+            f"| {ratio(value, direct)} | {f'{cpu[name]:.1f}' if name in cpu else '-'} "
+            f"| {ratio(cpu[name], nginx_cpu) if name in cpu else '-'} |"
             for name, value in medians.items()
+        ]
+        report += [
+            "",
+            "Server CPU: each server process's (and its children's) CPU time across one timed load, "
+            "median; the origin runs inside the benchmark's own process, so it has none.",
         ]
         for browser in browsers.values():
             with suppress(PlaywrightError):

@@ -4,8 +4,14 @@ No proxy protocol and no upstream code at all (so it is offline by construction)
 started with `--host-resolver-rules="MAP * 127.0.0.1:<port>, EXCLUDE localhost"` and the replay
 CA's leaf key pinned, and connects here as if to each origin. One port serves HTTP and HTTPS (the
 first byte 0x16 is a TLS ClientHello, as in the local web); TLS leaves come from `ReplayCA` by
-SNI. The HTTP/1.1 side is a small `asyncio.Protocol` (keep-alive, pipelined requests answered in
-order), the replies come from the same `Responder` the proxy uses.
+SNI. The HTTP/1.1 side is a small parser (keep-alive, pipelined requests answered in order), the
+replies come from the same `Responder` the proxy uses.
+
+Each connection is driven straight from the event loop's readiness callbacks, its TLS by an
+`ssl.SSLSocket` that reads and writes the socket itself. asyncio's own SSL transport pushes every
+byte through memory BIOs and a dozen Python calls per read and write; profiled under Chromium page
+loads (issue 48), half of this server's CPU was the interpreter, and a page load opens six TLS
+connections at once, which this one thread handshakes in turn.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 from pathlib import Path
 
 from susbench.replayer.matching import RuleSet
@@ -24,7 +31,10 @@ MAX_BODY_BYTES = 64 * 1024 * 1024
 INLINE_BODY_BYTES = 64 * 1024
 HANDSHAKE_TIMEOUT_S = 10.0
 BACKLOG = 1024
+ACCEPTS_PER_WAKEUP = 64
+READ_BYTES = 256 * 1024
 TLS_FIRST_BYTE = b"\x16"
+WOULD_BLOCK = (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
 def _status(code: int, reason: str) -> bytes:
@@ -51,26 +61,16 @@ class _Pending:
         self.close = close
 
 
-class HttpReplayProtocol(asyncio.Protocol):
-    """One client connection: parse HTTP/1.1 requests as they arrive and answer each in order."""
+class HttpReplayProtocol:
+    """One client connection's HTTP/1.1: parse requests as they arrive and answer each in order."""
 
-    def __init__(self, responder: Responder, scheme: str, connections: set[asyncio.Transport]) -> None:
+    def __init__(self, responder: Responder, scheme: str, transport: _Connection) -> None:
         self.responder = responder
         self.scheme = scheme
-        self.connections = connections
         self.buffer = bytearray()
         self.pending: _Pending | None = None
-        self.transport: asyncio.Transport | None = None
-        self.closing = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self.connections.add(transport)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.transport is not None:
-            self.connections.discard(self.transport)
+        self.closing = False
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -78,7 +78,6 @@ class HttpReplayProtocol(asyncio.Protocol):
             pass
 
     def _fail(self, response: bytes) -> bool:
-        assert self.transport is not None
         self.transport.write(response)
         self.transport.close()
         self.closing = True
@@ -143,7 +142,6 @@ class HttpReplayProtocol(asyncio.Protocol):
         else:
             return self._refuse(BAD_REQUEST)
         if expect and length > len(self.buffer):
-            assert self.transport is not None
             self.transport.write(CONTINUE)
         return _Pending(method, url, length, close)
 
@@ -152,7 +150,6 @@ class HttpReplayProtocol(asyncio.Protocol):
 
     def _answer(self, pending: _Pending, body: bytes) -> None:
         transport = self.transport
-        assert transport is not None
         reply = self.responder.answer(pending.method, pending.url, body)
         assert reply is not None
         tail = CLOSE_LINE + b"\r\n" if pending.close else b"\r\n"
@@ -165,6 +162,149 @@ class HttpReplayProtocol(asyncio.Protocol):
         if pending.close:
             transport.close()
             self.closing = True
+
+
+class _Connection:
+    """One accepted socket: sniff TLS by its first byte, handshake, then feed HTTP/1.1 both ways.
+
+    Reads stop while replies wait to be sent (a slow reader cannot make the server buffer without
+    bound); `close` sends what is buffered first, `abort` does not.
+    """
+
+    __slots__ = ("closed", "closing", "fd", "loop", "out", "protocol", "server", "sock", "timer", "tls")
+
+    def __init__(
+        self, server: DirectReplayServer, loop: asyncio.AbstractEventLoop, sock: socket.socket
+    ) -> None:
+        self.server = server
+        self.loop = loop
+        self.sock: socket.socket = sock
+        self.fd = sock.fileno()
+        self.out = bytearray()
+        self.protocol: HttpReplayProtocol | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        self.tls = False
+        self.closing = False
+        self.closed = False
+        loop.add_reader(self.fd, self._sniff)
+
+    def _sniff(self) -> None:
+        try:
+            first = self.sock.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            return
+        except OSError:
+            first = b""
+        if not first:
+            self.abort()
+        elif first == TLS_FIRST_BYTE:
+            self.tls = True
+            self.sock = self.server.ca.context.wrap_socket(
+                self.sock, server_side=True, do_handshake_on_connect=False
+            )
+            self.timer = self.loop.call_later(HANDSHAKE_TIMEOUT_S, self.abort)
+            self.loop.add_reader(self.fd, self._handshake)
+            self._handshake()
+        else:
+            self._start("http")
+
+    def _handshake(self) -> None:
+        assert isinstance(self.sock, ssl.SSLSocket)
+        try:
+            self.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self.loop.remove_writer(self.fd)
+            return
+        except ssl.SSLWantWriteError:
+            self.loop.add_writer(self.fd, self._handshake)
+            return
+        except OSError:  # ssl.SSLError included: a client that does not trust us, or hung up
+            self.abort()
+            return
+        self.loop.remove_writer(self.fd)
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self._start("https")
+
+    def _start(self, scheme: str) -> None:
+        self.protocol = HttpReplayProtocol(self.server._require(), scheme, self)
+        self.loop.add_reader(self.fd, self._read)
+        self._read()
+
+    def _read(self) -> None:
+        protocol = self.protocol
+        assert protocol is not None
+        sock = self.sock
+        while not self.closed and not self.closing and not self.out:
+            try:
+                data = sock.recv(READ_BYTES)
+            except WOULD_BLOCK:
+                return
+            except OSError:
+                self.abort()
+                return
+            if not data:
+                self.close()
+                return
+            protocol.data_received(data)
+            if len(data) < READ_BYTES and not (self.tls and sock.pending()):  # type: ignore[attr-defined]
+                return
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self.out:
+            self.out += data
+            return
+        view = memoryview(data)
+        while view:
+            try:
+                sent = self.sock.send(view)
+            except WOULD_BLOCK:
+                break
+            except OSError:
+                self.abort()
+                return
+            view = view[sent:]
+        if view:
+            self.out += view
+            self.loop.remove_reader(self.fd)
+            self.loop.add_writer(self.fd, self._flush)
+
+    def _flush(self) -> None:
+        while self.out:
+            try:
+                sent = self.sock.send(self.out)
+            except WOULD_BLOCK:
+                return
+            except OSError:
+                self.abort()
+                return
+            del self.out[:sent]
+        self.loop.remove_writer(self.fd)
+        if self.closing:
+            self.abort()
+        else:
+            self.loop.add_reader(self.fd, self._read)
+            self._read()
+
+    def close(self) -> None:
+        """Hang up once every byte written so far is sent."""
+        self.closing = True
+        if not self.out:
+            self.abort()
+
+    def abort(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.timer is not None:
+            self.timer.cancel()
+        self.loop.remove_reader(self.fd)
+        self.loop.remove_writer(self.fd)
+        self.sock.close()
+        self.server._connections.discard(self)
 
 
 class DirectReplayServer(ThreadedReplayServer):
@@ -185,7 +325,7 @@ class DirectReplayServer(ThreadedReplayServer):
         super().__init__(snapshot_path, port, host, deterministic, rules)
         self.ca = ReplayCA(ca_dir)
         self._stopping = asyncio.Event()
-        self._connections: set[asyncio.Transport] = set()
+        self._connections: set[_Connection] = set()
 
     @property
     def spki(self) -> str:
@@ -212,58 +352,25 @@ class DirectReplayServer(ThreadedReplayServer):
         listener = socket.create_server((self.host, self._requested_port), backlog=BACKLOG)
         listener.setblocking(False)
         self.port = int(listener.getsockname()[1])
-        tasks: set[asyncio.Task[None]] = set()
-        accepting = asyncio.ensure_future(self._accept(loop, listener, tasks))
+        loop.add_reader(listener, self._accept, loop, listener)
         self._listening()
         try:
             await self._stopping.wait()
         finally:
-            accepting.cancel()
+            loop.remove_reader(listener)
             listener.close()
-            for task in list(tasks):
-                task.cancel()
-            for transport in list(self._connections):
-                transport.abort()
-            await asyncio.gather(accepting, *tasks, return_exceptions=True)
+            for connection in list(self._connections):
+                connection.abort()
 
-    async def _accept(
-        self, loop: asyncio.AbstractEventLoop, listener: socket.socket, tasks: set[asyncio.Task[None]]
-    ) -> None:
-        while True:
-            client, _ = await loop.sock_accept(listener)
-            task = loop.create_task(self._connect(loop, client))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-
-    async def _connect(self, loop: asyncio.AbstractEventLoop, client: socket.socket) -> None:
-        """Wait for the first byte, peek at it, then hand the socket to the HTTP protocol."""
-        client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        readable = loop.create_future()
-        loop.add_reader(client, readable.set_result, None)
-        try:
-            await readable
-            first = client.recv(1, socket.MSG_PEEK)
-        except OSError:
-            first = b""
-        except asyncio.CancelledError:
-            client.close()
-            raise
-        finally:
-            loop.remove_reader(client)
-        if not first:
-            client.close()
-            return
-        tls = first == TLS_FIRST_BYTE
-        responder = self._require()
-        try:
-            await loop.connect_accepted_socket(
-                lambda: HttpReplayProtocol(responder, "https" if tls else "http", self._connections),
-                client,
-                ssl=self.ca.context if tls else None,
-                ssl_handshake_timeout=HANDSHAKE_TIMEOUT_S if tls else None,
-            )
-        except OSError:  # ssl.SSLError and TimeoutError included
-            client.close()
+    def _accept(self, loop: asyncio.AbstractEventLoop, listener: socket.socket) -> None:
+        for _ in range(ACCEPTS_PER_WAKEUP):
+            try:
+                client, _ = listener.accept()
+            except OSError:  # BlockingIOError: none left; others (EMFILE, ECONNABORTED): next wakeup
+                return
+            client.setblocking(False)
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._connections.add(_Connection(self, loop, client))
 
     def _stop(self, loop: asyncio.AbstractEventLoop) -> None:
         with contextlib.suppress(RuntimeError):

@@ -30,6 +30,8 @@ from susbench.core.models import Frozen
 RULES_PATH = Path(__file__).with_name("rules.yaml")
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
+NAMING_CACHE = 4096
+"""Parameter names whose rules a Canonicalizer remembers (JSON bodies bring arbitrary names)."""
 
 MatchKind = Literal["exact", "canonical", "fuzzy"]
 Where = Literal["query", "body"]
@@ -46,10 +48,13 @@ class Rule(Frozen):
     )
 
     def matches(self, key: str, value: str, where: Where) -> bool:
-        if self.scope not in (where, "both"):
-            return False
-        if not fnmatch.fnmatchcase(key.lower(), self.param.lower()):
-            return False
+        return self.names(key, where) and self.fits(value)
+
+    def names(self, key: str, where: Where) -> bool:
+        """Whether `param` and `scope` cover a parameter called `key` found in `where`."""
+        return self.scope in (where, "both") and fnmatch.fnmatchcase(key.lower(), self.param.lower())
+
+    def fits(self, value: str) -> bool:
         return self.value is None or re.fullmatch(self.value, value) is not None
 
 
@@ -73,10 +78,11 @@ class RuleSet(Frozen):
             raise SusbenchError(describe_validation_error(str(path), exc)) from None
 
     def rule_for(self, key: str, value: str, where: Where) -> str | None:
-        for rule in self.rules:
-            if rule.matches(key, value, where):
-                return rule.name
-        return None
+        return next((rule.name for rule in self.naming(key, where) if rule.fits(value)), None)
+
+    def naming(self, key: str, where: Where) -> tuple[Rule, ...]:
+        """The rules, in order, that cover a parameter called `key` in `where` (whatever its value)."""
+        return tuple(rule for rule in self.rules if rule.names(key, where))
 
 
 class Recorded(Protocol):
@@ -158,13 +164,24 @@ class Canonicalizer:
         self.rules = rules
         names = "|".join(re.escape(name) for name in rules.path_params)
         self._path_param = re.compile(rf";(?:{names})=[^/;?]*", re.IGNORECASE) if names else None
+        self._naming: dict[tuple[str, Where], tuple[Rule, ...]] = {}
+
+    def rule_for(self, key: str, value: str, where: Where) -> str | None:
+        """`RuleSet.rule_for`, each parameter name's rules found once: matching every name against
+        every rule's glob was most of a canonical lookup's time (issue 48's profile)."""
+        rules = self._naming.get((key, where))
+        if rules is None:
+            if len(self._naming) >= NAMING_CACHE:
+                self._naming.clear()
+            rules = self._naming[(key, where)] = self.rules.naming(key, where)
+        return next((rule.name for rule in rules if rule.fits(value)), None)
 
     def _strip(
         self, pairs: Iterable[tuple[str, str]], fired: list[str], where: Where
     ) -> list[tuple[str, str]]:
         kept = []
         for key, value in pairs:
-            rule = self.rules.rule_for(key, value, where)
+            rule = self.rule_for(key, value, where)
             if rule is None:
                 kept.append((key, value))
             elif rule not in fired:
@@ -206,7 +223,7 @@ class Canonicalizer:
             kept = {}
             for key, item in value.items():
                 text = item if isinstance(item, str) else json.dumps(item)
-                rule = self.rules.rule_for(str(key), text, "body")
+                rule = self.rule_for(str(key), text, "body")
                 if rule is None:
                     kept[key] = self._strip_json(item, fired)
                 elif rule not in fired:

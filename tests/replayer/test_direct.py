@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import socket
 import ssl
 import time
@@ -23,6 +24,8 @@ from susbench.web import LocalWeb
 from tests.support.replay import SETTLE_MS, SyntheticExchange, write_snapshot
 
 PAGE = b"<!doctype html><html><head><title>direct</title></head><body><main id=main>hi</main></body></html>"
+BLOB = random.Random(48).randbytes(6 << 20)
+"""Bigger than a loopback socket's buffers, so the server's writes block and it must buffer and resume."""
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +36,7 @@ def handmade(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DirectReplayS
         [
             SyntheticExchange("https://shop.test/", PAGE),
             SyntheticExchange("https://shop.test/app.js?_=1700000000000", b"var a = 1;", "text/javascript"),
+            SyntheticExchange("https://shop.test/blob.bin", BLOB, "application/octet-stream"),
         ],
     )
     with DirectReplayServer(snapshot) as server:
@@ -53,7 +57,9 @@ def _responses(stream: socket.socket, count: int) -> list[tuple[bytes, dict[byte
         headers = {name.lower(): value.strip() for name, _, value in (line.partition(b":") for line in lines)}
         length = int(headers[b"content-length"])
         while len(data) < length:
-            data += stream.recv(65536)
+            chunk = stream.recv(65536)
+            assert chunk, "connection closed mid-body"
+            data += chunk
         out.append((status, headers, data[:length]))
         data = data[length:]
     return out
@@ -90,6 +96,52 @@ def test_https_on_the_same_port_with_a_per_host_leaf_from_the_replay_ca(handmade
     assert status.startswith(b"HTTP/1.1 200") and headers[b"connection"] == b"close"
     assert b"<main id=main>hi</main>" in body and b"<script>" in body
     assert handmade.log[-1].url == "https://shop.test/"
+
+
+def _pinned_client() -> ssl.SSLContext:
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def test_tls_sessions_resume_and_serve_the_same_bytes(handmade: DirectReplayServer) -> None:
+    """A page load opens several connections to one host; the later ones resume the first's session
+    (its ticket), which skips the certificate signature on the server."""
+    context = _pinned_client()
+    replies, reused, session = [], [], None
+    for _ in range(3):
+        with (
+            socket.create_connection(("127.0.0.1", handmade.port)) as raw,
+            context.wrap_socket(raw, server_hostname="shop.test", session=session) as stream,
+        ):
+            stream.sendall(b"GET / HTTP/1.1\r\nHost: shop.test\r\n\r\n")
+            replies += _responses(stream, 1)
+            reused.append(stream.session_reused)
+            session = stream.session
+    assert reused == [False, True, True]
+    assert len({body for _, _, body in replies}) == 1 and b"<main id=main>hi</main>" in replies[0][2]
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
+def test_a_body_bigger_than_the_socket_buffers_reaches_a_slow_reader_whole(
+    handmade: DirectReplayServer, tls: bool
+) -> None:
+    """The reader waits before reading: the server buffers what the socket refuses, answers the
+    pipelined request after it in order, and hangs up (Connection: close) only once all is sent."""
+    with socket.create_connection(("127.0.0.1", handmade.port)) as raw:
+        stream = _pinned_client().wrap_socket(raw, server_hostname="shop.test") if tls else raw
+        stream.sendall(
+            b"GET /blob.bin HTTP/1.1\r\nHost: shop.test\r\n\r\n"
+            b"GET /app.js?_=1 HTTP/1.1\r\nHost: shop.test\r\nConnection: close\r\n\r\n"
+        )
+        time.sleep(0.5)
+        stream.settimeout(10)
+        (status, _, body), (_, _, script) = _responses(stream, 2)
+        assert stream.recv(1) == b"", "Connection: close was not honoured"
+    assert status.startswith(b"HTTP/1.1 200")
+    assert hashlib.sha256(body).digest() == hashlib.sha256(BLOB).digest()
+    assert script == b"var a = 1;"
 
 
 def test_the_log_keeps_the_last_episodes_only(tmp_path: Path) -> None:
