@@ -387,3 +387,12 @@ def test_a_disabled_buy_button_is_neither_copied_nor_the_button_the_copy_is_held
     primary = of_role(row, "button")[0]
     assert primary.native == "button 'Calculate delivery'" and primary.matches, primary
     assert row.native, row.faults(detail=True)
+
+
+def test_a_one_character_button_in_the_main_form_is_no_call_to_action() -> None:
+    """The plan form's bare "2" and "4" buttons submit it too, and come first: its call to action is
+    the submit that says what it does, "Select this plan"."""
+    row = drawn("pager-cta.html", "generic-buybox-account-required")
+    primary = of_role(row, "button")[0]
+    assert primary.native == "button 'Select this plan'" and primary.matches, primary
+    assert row.native, row.faults(detail=True)
