@@ -516,17 +516,16 @@ function semanticAnchors(doc, vocabulary, options) {
   const FIELDS =
     "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=checkbox]):not([type=radio]):not([type=image]), select, textarea";
   const SUBMITS = "button[type=submit], button:not([type]), input[type=submit], input[type=image]";
-  // A control that says what it does: a label of words, not one character (a quantity's "2", a
-  // pager's "›", a "+"). A bare <button> in a form submits it, and hellofresh's "2" was taken for its
-  // call to action.
+  // A submit that says what it does: a label of words, not one character (a quantity's "2", a pager's
+  // "›", a "+"). A bare <button> in a form submits it, and hellofresh's "2" was taken for its call to
+  // action.
   const says = (el) => {
     const label = bare(nameOf(el) || "");
     return /\p{L}/u.test(label) && [...label].length > 1;
   };
   const callToAction = once(() => {
     const buy = find("buy_button");
-    const control = buy && controlIn(buy.element);
-    if (control && says(control)) return { element: control, by: "buy button" };
+    if (buy) return { element: controlIn(buy.element), by: "buy button" };
     const searching = (form) =>
       form.matches("[role=search]") || Boolean(form.querySelector("input[type=search], input[name=s], input[name=q]")) ||
       /search|suche|recherche|busca|cerca|szukaj/i.test(`${form.getAttribute("action") || ""} ${form.id} ${form.className}`);
