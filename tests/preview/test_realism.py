@@ -212,38 +212,16 @@ def test_each_fault_is_named_with_the_role_and_attribute_it_misses(catalog: dict
 def test_a_pair_whose_page_has_no_place_for_it_is_counted_apart_and_never_native() -> None:
     """A news front page with no buy box: nothing is drawn, in an episode as in the score. The pair is
     in its own column, the goal is over the pairs placed, and a pattern drawn badly still counts."""
-    row = RealismRow.model_construct
+
+    def row(page: str, pattern_type: str, native: bool, error: str | None = None) -> RealismRow:
+        return RealismRow.model_construct(
+            page=page, injection="a", type=pattern_type, native=native, error=error, elements=(), reasons=()
+        )
+
     rows = [
-        row(
-            page="front",
-            injection="a",
-            type="confirm_shaming",
-            native=False,
-            error=NO_ANCHOR,
-            elements=(),
-            reasons=(),
-        ),
-        *[
-            row(
-                page=f"p{i}",
-                injection="a",
-                type="confirm_shaming",
-                native=True,
-                error=None,
-                elements=(),
-                reasons=(),
-            )
-            for i in range(9)
-        ],
-        row(
-            page="other",
-            injection="b",
-            type="preselection",
-            native=False,
-            error="the page's language xx",
-            elements=(),
-            reasons=(),
-        ),
+        row("front", "confirm_shaming", False, NO_ANCHOR),
+        *[row(f"p{i}", "confirm_shaming", True) for i in range(9)],
+        row("other", "preselection", False, "the page's language xx"),
     ]
     assert [r.placed() for r in rows[:2]] == [False, True] and rows[-1].placed()
     console = Console(width=400, record=True)
