@@ -104,9 +104,7 @@
     for (const el of document.body.querySelectorAll("*")) {
       if (all.length >= 5000) break;
       if (state.ours(el) || /^(script|style|noscript|template|svg|path|br|option|title)$/i.test(el.tagName)) continue;
-      // Words of its own (an icon's box holds only the white space around its glyph: pretix's step
-      // circles, read as white text on its purple, made the pop-up's "-15%" a chip the page never shows).
-      const text = [...el.childNodes].filter((node) => node.nodeType === 3).map((node) => node.textContent.trim()).join(" ").trim();
+      const text = [...el.childNodes].filter((node) => node.nodeType === 3).map((node) => node.textContent.trim()).join(" ");
       const control = el.matches("button, input[type=submit], input[type=button], a, [role=button]");
       if (!text && !control) continue;
       const style = getComputedStyle(el);
@@ -543,9 +541,11 @@
     const fallback = typeOf(getComputedStyle(context));
     const type = typeOn(page, surface, forbidden, anchor) || typeOn(page, outside, forbidden, anchor) ||
       { text: fallback, muted: fallback, strong: fallback, title: fallback, link: fallback };
+    // Words on a coloured strip: words of its own (an icon's box holds only the white space around its
+    // glyph: pretix's step circles, read as white text on purple, made the "-15%" a chip the page never shows).
     const onFill = pick(
       items.filter(
-        (item) => item.text && !item.role && item.seen !== surface && !light(parseColor(item.seen)) && !forbidden.fill.has(item.seen) &&
+        (item) => item.text.trim() && !item.role && item.seen !== surface && !light(parseColor(item.seen)) && !forbidden.fill.has(item.seen) &&
           !item.el.matches("button, input, a"),
       ),
     );
