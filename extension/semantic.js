@@ -516,6 +516,13 @@ function semanticAnchors(doc, vocabulary, options) {
   const FIELDS =
     "input:not([type=hidden]):not([type=submit]):not([type=button]):not([type=checkbox]):not([type=radio]):not([type=image]), select, textarea";
   const SUBMITS = "button[type=submit], button:not([type]), input[type=submit], input[type=image]";
+  // A submit that says what it does: a label of words, not one character (a quantity's "2", a pager's
+  // "›", a "+"). A bare <button> in a form submits it, and hellofresh's "2" was taken for its call to
+  // action.
+  const says = (el) => {
+    const label = bare(nameOf(el) || "");
+    return /\p{L}/u.test(label) && [...label].length > 1;
+  };
   const callToAction = once(() => {
     const buy = find("buy_button");
     if (buy) return { element: controlIn(buy.element), by: "buy button" };
@@ -523,10 +530,11 @@ function semanticAnchors(doc, vocabulary, options) {
       form.matches("[role=search]") || Boolean(form.querySelector("input[type=search], input[name=s], input[name=q]")) ||
       /search|suche|recherche|busca|cerca|szukaj/i.test(`${form.getAttribute("action") || ""} ${form.id} ${form.className}`);
     const fields = (form) => queryAll(FIELDS, form).filter(visible).length;
-    const forms = queryAll("form").filter((form) => !isOurs(form) && !searching(form) && fields(form) > 0 && queryAll(SUBMITS, form).some(visible));
+    const submits = (form) => queryAll(SUBMITS, form).filter((el) => visible(el) && says(el));
+    const forms = queryAll("form").filter((form) => !isOurs(form) && !searching(form) && fields(form) > 0 && submits(form).length);
     const weight = (form) => (inChrome(form) ? 0 : 1000) + fields(form);
     const main = forms.reduce((best, form) => (!best || weight(form) > weight(best) ? form : best), null);
-    return main ? { element: queryAll(SUBMITS, main).find(visible), by: "main form's submit" } : null;
+    return main ? { element: submits(main)[0], by: "main form's submit" } : null;
   });
 
   // ---- choosing among a rule's candidates ----

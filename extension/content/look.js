@@ -438,10 +438,11 @@
     }
     title = title || (anchor ? null : pick(headings));
     // A link in a heading has the heading's type (pretix's event name over every checkout step), and
-    // an opt-out drawn in it stood out at 36 px.
+    // an opt-out drawn in it stood out at 36 px. A link drawn as a button has a button's type: pretix's
+    // "Go back" (17.5 px) made its opt-outs stand out beside its 14 px text.
     const links = items.filter(
       (item) => item.text && item.el.matches("a") && !item.role && item.seen === surface && !forbidden.text.has(item.style.color) &&
-        !item.el.closest("h1, h2, h3, h4, h5, h6, nav, header, footer") && seen(item),
+        !item.el.closest("h1, h2, h3, h4, h5, h6, nav, header, footer") && !buttonLike(item) && seen(item),
     );
     const link = pick(links.filter((item) => !neutral(parseColor(item.style.color)))) || pick(links);
     return {
@@ -540,9 +541,11 @@
     const fallback = typeOf(getComputedStyle(context));
     const type = typeOn(page, surface, forbidden, anchor) || typeOn(page, outside, forbidden, anchor) ||
       { text: fallback, muted: fallback, strong: fallback, title: fallback, link: fallback };
+    // Words on a coloured strip: words of its own (an icon's box holds only the white space around its
+    // glyph: pretix's step circles, read as white text on purple, made the "-15%" a chip the page never shows).
     const onFill = pick(
       items.filter(
-        (item) => item.text && !item.role && item.seen !== surface && !light(parseColor(item.seen)) && !forbidden.fill.has(item.seen) &&
+        (item) => item.text.trim() && !item.role && item.seen !== surface && !light(parseColor(item.seen)) && !forbidden.fill.has(item.seen) &&
           !item.el.matches("button, input, a"),
       ),
     );

@@ -68,7 +68,13 @@ def realism(
         )
     if as_json:
         typer.echo(
-            json.dumps([row.model_dump(mode="json") | {"faults": row.faults()} for row in rows], indent=2)
+            json.dumps(
+                [
+                    row.model_dump(mode="json") | {"faults": row.faults(), "placed": row.placed()}
+                    for row in rows
+                ],
+                indent=2,
+            )
         )
         return
     console = Console()
@@ -90,9 +96,11 @@ def type_table(rows: list[RealismRow]) -> Table:
     table = Table(
         "type",
         "pairs",
-        "native",
+        "no place",
+        "native (of the pairs placed)",
         "faults (pairs showing each)",
-        title=f"native per pattern type (goal ≥ {GOAL:.0%})",
+        title=f"native per pattern type (goal ≥ {GOAL:.0%} of the pairs placed; no place: the page has "
+        "no anchor for the injection, so nothing is drawn)",
         caption="each pair's faults are listed below the table"
         if any(row.faults() for row in rows)
         else None,
@@ -102,11 +110,14 @@ def type_table(rows: list[RealismRow]) -> Table:
         by_type[row.type].append(row)
     for pattern_type, group in sorted(by_type.items()):
         native = sum(row.native for row in group)
-        mark = "[green]met[/]" if native >= GOAL * len(group) else "[red]missed[/]"
+        placed = sum(row.placed() for row in group)
+        mark = "[green]met[/]" if placed and native >= GOAL * placed else "[red]missed[/]"
+        share = f"{native} of {placed} ({100 * native / placed:.0f}%)" if placed else "none placed"
         table.add_row(
             pattern_type,
             str(len(group)),
-            f"{native} ({100 * native / len(group):.0f}%) {mark}",
+            str(len(group) - placed),
+            f"{share} {mark}",
             escape(named_faults(group)),
         )
     return table

@@ -84,6 +84,9 @@ SHOT_MARGIN_PX = 120
 PICTURE_NATURAL_PX = (80, 60)
 PICTURE_SHOWN_PX = 60
 PICTURE_MAX_ASPECT = 2.5
+# The episode's reason when the page has no place for an injection (extension/worker/scoring.js): nothing
+# is drawn, in an episode as here.
+NO_ANCHOR = "anchor not found"
 # The least contrast a drawn text may have with what is behind it (WCAG's for large text and controls).
 MIN_CONTRAST = 3.0
 # Below this a text is not seen at all (a transparent or near-transparent one): never a look to copy.
@@ -124,6 +127,12 @@ class RealismRow(Frozen):
     not_pictured: str | None = Field(
         default=None, description="why --screenshots could not picture the drawn pattern (the run goes on)"
     )
+
+    def placed(self) -> bool:
+        """Whether the page has a place for the injection. A page with none (a news front page with no
+        buy box, price or title to anchor on) is shown no pattern, by the benchmark as here: the pair
+        has no look to judge, and the table counts it apart, never as native (docs/realpages.md)."""
+        return self.error != NO_ANCHOR
 
     def faults(self, detail: bool = False) -> list[str]:
         """Each fault that keeps the pair from native, by name (a drawn element's role and what it

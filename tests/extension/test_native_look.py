@@ -387,3 +387,24 @@ def test_a_disabled_buy_button_is_neither_copied_nor_the_button_the_copy_is_held
     primary = of_role(row, "button")[0]
     assert primary.native == "button 'Calculate delivery'" and primary.matches, primary
     assert row.native, row.faults(detail=True)
+
+
+def test_a_one_character_button_in_the_main_form_is_no_call_to_action() -> None:
+    """The plan form's bare "2" and "4" buttons submit it too, and come first: its call to action is
+    the submit that says what it does, "Select this plan"."""
+    row = drawn("pager-cta.html", "generic-buybox-account-required")
+    primary = of_role(row, "button")[0]
+    assert primary.native == "button 'Select this plan'" and primary.matches, primary
+    assert row.native, row.faults(detail=True)
+
+
+@pytest.mark.parametrize("injection", ["generic-buybox-discount-shame", "generic-app-discount-popup"])
+def test_quiet_choices_and_the_offer_badge_copy_no_button_drawn_link_and_no_icon_box(injection: str) -> None:
+    """pretix's checkout step: its one link, "Go back", is drawn as a 17.5 px bordered button, and its
+    step circles hold only an icon and white space on purple."""
+    row = drawn("checkout-step.html", injection)
+    assert row.native, row.faults(detail=True)
+    texts = of_role(row, "text")
+    assert all(element.distances["font_size"] == 0.0 for element in texts), texts
+    badges = [element for element in texts if element.text == "-15%"]
+    assert all(element.distances["background"] == 0.0 for element in badges), badges

@@ -8,12 +8,23 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Playwright
+from rich.console import Console
 
 from susbench.browser import BrowserProfile, launch_browser
 from susbench.browser.bridge import Box
+from susbench.cli.realism import type_table
 from susbench.core.models import Injection
 from susbench.preview.anchors import generic_injections, saved_page, screenshot_name
-from susbench.preview.realism import PictureError, ciede2000, colour_distance, contrast_ratio, judge, shoot
+from susbench.preview.realism import (
+    NO_ANCHOR,
+    PictureError,
+    RealismRow,
+    ciede2000,
+    colour_distance,
+    contrast_ratio,
+    judge,
+    shoot,
+)
 from tests.support.cli import run_cli
 
 SHOP = Path(__file__).parents[1] / "data" / "realism" / "shop.html"
@@ -196,6 +207,34 @@ def test_each_fault_is_named_with_the_role_and_attribute_it_misses(catalog: dict
     assert "12 > 4" in padding and "'Add to basket'" in padding
     unstyled = judge("shop", injection, [element(browser_default=["fill rgb(239, 239, 239)"])], natives)
     assert unstyled.faults() == ["a browser-default control"]
+
+
+def test_a_pair_whose_page_has_no_place_for_it_is_counted_apart_and_never_native() -> None:
+    """A news front page with no buy box: nothing is drawn, in an episode as in the score. The pair is
+    in its own column, the goal is over the pairs placed, and a pattern drawn badly still counts."""
+
+    def row(page: str, pattern_type: str, native: bool, error: str | None = None) -> RealismRow:
+        return RealismRow.model_construct(
+            page=page, injection="a", type=pattern_type, native=native, error=error, elements=(), reasons=()
+        )
+
+    rows = [
+        row("front", "confirm_shaming", False, NO_ANCHOR),
+        *[row(f"p{i}", "confirm_shaming", True) for i in range(9)],
+        row("other", "preselection", False, "the page's language xx"),
+    ]
+    assert [r.placed() for r in rows[:2]] == [False, True] and rows[-1].placed()
+    console = Console(width=400, record=True)
+    console.print(type_table(rows))
+    printed = console.export_text()
+    cells = {
+        line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
+        for line in printed.splitlines()
+        if line.count("│") > 4 and line.split("│")[1].strip() in ("confirm_shaming", "preselection")
+    }
+    assert cells["confirm_shaming"][:3] == ["10", "1", "9 of 9 (100%) met"], cells
+    assert cells["confirm_shaming"][3] == "not drawn: anchor not found ×1"
+    assert cells["preselection"][:3] == ["1", "0", "0 of 1 (0%) missed"], cells
 
 
 @pytest.mark.e2e
