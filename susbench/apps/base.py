@@ -70,6 +70,30 @@ class AppError(SusbenchError):
         self.app, self.why, self.fix = app, why, fix
 
 
+def run_command(
+    app: str,
+    args: list[str],
+    what: str,
+    fix: str,
+    *,
+    timeout_s: float,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
+    """One of an app's set-up commands; its stdout, or `AppError` naming the app, what failed and the
+    last lines the command wrote (a failed install or migration is read there first)."""
+    try:
+        done = subprocess.run(
+            args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AppError(app, f"{what} failed: {exc}", fix) from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise AppError(app, f"{what} failed: {' / '.join(tail)}", fix)
+    return done.stdout
+
+
 class AppDriver(Protocol):
     """One real web application: installed once into its cache, started fresh and seeded each time.
 

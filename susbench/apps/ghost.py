@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from susbench.apps.base import AppError, Log, die_with_parent, stop_group
+from susbench.apps.base import AppError, Log, die_with_parent, run_command, stop_group
 from susbench.apps.content import Article, ContentDigest, SiteContent
 from susbench.apps.ghost_admin import GhostAdmin
 from susbench.apps.pictures import picture
@@ -137,22 +137,15 @@ class GhostDriver:
             return False
 
     def _run(self, args: list[str], cwd: Path, what: str, fix: str, env: dict[str, str] | None = None) -> str:
-        try:
-            done = subprocess.run(
-                args,
-                cwd=cwd,
-                env={**os.environ, **(env or {})},
-                capture_output=True,
-                text=True,
-                timeout=COMMAND_TIMEOUT_S,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise AppError(self.spec.name, f"{what} failed: {exc}", fix) from None
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            raise AppError(self.spec.name, f"{what} failed: {' / '.join(tail)}", fix)
-        return done.stdout
+        return run_command(
+            self.spec.name,
+            args,
+            what,
+            fix,
+            timeout_s=COMMAND_TIMEOUT_S,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+        )
 
     def _check_needs(self) -> None:
         apt = "apt-get install -y mariadb-server (Debian), and Node 20.11+ with npm"

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from susbench.apps.base import AppError, Log, die_with_parent, stop_group
+from susbench.apps.base import AppError, Log, die_with_parent, run_command, stop_group
 from susbench.apps.spec import AppSpec, app_cache
 
 START_TIMEOUT_S = 90.0
@@ -82,24 +82,16 @@ class VirtualenvApp:
         self.stamp.write_text(json.dumps(self._wanted()), encoding="utf-8")
 
     def run(self, args: list[str], run_dir: Path, what: str, fix: str) -> str:
-        """One of the app's commands in `run_dir` with its environment; its stdout, or `AppError`
-        with the last lines it wrote."""
-        try:
-            done = subprocess.run(
-                args,
-                env=self.env(run_dir),
-                cwd=run_dir,
-                capture_output=True,
-                text=True,
-                timeout=self.command_timeout_s,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise AppError(self.spec.name, f"{what} failed: {exc}", fix) from None
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            raise AppError(self.spec.name, f"{what} failed: {' / '.join(tail)}", fix)
-        return done.stdout
+        """One of the app's commands in `run_dir` with its environment."""
+        return run_command(
+            self.spec.name,
+            args,
+            what,
+            fix,
+            timeout_s=self.command_timeout_s,
+            cwd=run_dir,
+            env=self.env(run_dir),
+        )
 
     def install_virtualenv(self, log: Log, fix: str, how_long: str) -> None:
         """The virtualenv with the pinned requirements, unless one made from the same pins is there."""

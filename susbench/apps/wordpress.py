@@ -29,7 +29,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from susbench.apps.base import AppError, Log, die_with_parent, stop_group
+from susbench.apps.base import AppError, Log, die_with_parent, run_command, stop_group
 from susbench.apps.content import ContentDigest, SiteContent
 from susbench.apps.pictures import picture
 from susbench.apps.spec import AppSpec, app_cache
@@ -201,16 +201,7 @@ class WordPressDriver:
         return needed
 
     def _run(self, args: list[str], what: str, fix: str, env: dict[str, str] | None = None) -> str:
-        try:
-            done = subprocess.run(
-                args, env=env, capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise AppError(self.spec.name, f"{what} failed: {exc}", fix) from None
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            raise AppError(self.spec.name, f"{what} failed: {' / '.join(tail)}", fix)
-        return done.stdout
+        return run_command(self.spec.name, args, what, fix, timeout_s=COMMAND_TIMEOUT_S, env=env)
 
     def install(self, log: Log) -> None:
         """Check Debian's packages, put Debian's host config file, make the template database."""

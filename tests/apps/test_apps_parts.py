@@ -8,6 +8,7 @@ import io
 import json
 import socket
 import ssl
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import date
@@ -18,6 +19,7 @@ import pytest
 from PIL import Image
 
 from susbench.apps import AppError, AppFront, find_spec, load_specs, site_content
+from susbench.apps.base import run_command
 from susbench.apps.content import ContentDigest
 from susbench.apps.pictures import picture
 from susbench.apps.serve import check_free
@@ -94,6 +96,29 @@ def test_pictures_are_deterministic_pngs_that_differ_by_product() -> None:
     assert first != picture("enamel-milk-pan", "pan")
     image = Image.open(io.BytesIO(first))
     assert (image.format, image.size) == ("PNG", (600, 600))
+
+
+def test_a_failed_set_up_command_names_the_app_what_failed_and_its_last_lines(tmp_path: Path) -> None:
+    script = "import sys; print('ok'); sys.stderr.write('one\\ntwo\\nthree\\nfour\\n'); sys.exit(3)"
+    with pytest.raises(AppError) as failed:
+        run_command("pretix", [sys.executable, "-c", script], "migrate", "see its log", timeout_s=60)
+    assert str(failed.value) == "pretix: migrate failed: two / three / four; see its log"
+    with pytest.raises(AppError, match=r"^ghost: npm install failed: .*No such file"):
+        run_command("ghost", [str(tmp_path / "npm")], "npm install", "run make apps", timeout_s=60)
+    with pytest.raises(AppError, match=r"^oscar: migrate failed: .*timed out after 0.5 seconds"):
+        run_command(
+            "oscar", [sys.executable, "-c", "import time; time.sleep(30)"], "migrate", "x", timeout_s=0.5
+        )
+    printed = run_command(
+        "oscar",
+        [sys.executable, "-c", "import os; print(os.getcwd(), os.environ['MARK'])"],
+        "pwd",
+        "x",
+        timeout_s=60,
+        cwd=tmp_path,
+        env={"MARK": "seen"},
+    )
+    assert printed == f"{tmp_path} seen\n"
 
 
 def test_a_busy_port_is_named_with_the_app_and_the_fix() -> None:
