@@ -104,20 +104,26 @@
     for (const el of document.body.querySelectorAll("*")) {
       if (all.length >= 5000) break;
       if (state.ours(el) || /^(script|style|noscript|template|svg|path|br|option|title)$/i.test(el.tagName)) continue;
-      const text = [...el.childNodes].filter((node) => node.nodeType === 3).map((node) => node.textContent.trim()).join(" ");
+      const text = state.ownText(el);
       const control = el.matches("button, input[type=submit], input[type=button], a, [role=button]");
-      if (!text && !control) continue;
+      if (!text && !state.parsed?.get(el) && !control) continue;
       const style = getComputedStyle(el);
       const box = el.getBoundingClientRect();
       if (box.width <= 0 || box.height <= 0 || style.visibility === "hidden" || Number(style.opacity) < 0.1) continue;
       all.push({ el, style, text, box, seen: backdrop(el), role: roleOf(el, found), control });
     }
-    // The page as parsed when it says enough to read its type from; else (a page its scripts build)
-    // all of it now.
-    const parsed = state.parsed ? all.filter((item) => state.parsed.has(item.el)) : all;
+    // The page as parsed, in its words as parsed, when it says enough to read its type from; else (a
+    // page its scripts build) all of it now.
+    const now = all.filter((item) => item.text || item.control);
+    const parsed = state.parsed
+      ? all
+        .filter((item) => state.parsed.has(item.el))
+        .map((item) => ({ ...item, text: state.parsed.get(item.el) }))
+        .filter((item) => item.text || item.control)
+      : now;
     const enough = parsed.reduce((sum, item) => sum + item.text.length, 0) >= PARSED_TEXT;
-    const within = enough && parsed !== all ? (el) => state.parsed.has(el) : () => true;
-    return { items: enough ? parsed : all, found, backdrop, within };
+    const within = enough && parsed !== now ? (el) => state.parsed.has(el) : () => true;
+    return { items: enough ? parsed : now, found, backdrop, within };
   }
 
   // The colour the page writes most of its text in: its body colour, never a forbidden role.

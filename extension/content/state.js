@@ -12,7 +12,12 @@
     watch: null, // {token, control}: the task's page control whose use completes it, while an episode runs
     vocabulary: null, // the words semantic locators are found by, when the episode has any
     rewritten: false, // the page re-opened this document (document.open): nothing more is drawn in it
-    parsed: null, // the elements the document held when it was parsed (its HTML and its parse-time scripts)
+    parsed: null, // each element the document held when parsed (its HTML, its parse-time scripts) to its own words then
+
+    // An element's own words: its text nodes', not its children's.
+    ownText(el) {
+      return [...el.childNodes].filter((node) => node.nodeType === 3).map((node) => node.textContent.trim()).join(" ");
+    },
 
     // The drawn pattern is never an anchor, a button whose look is copied, or a site control.
     ours(el) {
@@ -20,11 +25,16 @@
     },
   };
   // The style model reads the page as parsed, a view every load of the same page has: what scripts
-  // fetch later (lazily loaded reviews) arrives sooner or later from load to load. Taken when parsing
-  // ends (readyState "interactive"), before any deferred script runs; nothing is drawn before (main.js).
+  // fetch later (lazily loaded reviews, a stock check's answer over its "Checking availability…")
+  // arrives sooner or later from load to load, and the words a deferred script writes follow the clock
+  // (a delivery cut-off). Its elements and their words are taken when parsing ends (readyState
+  // "interactive"), before any deferred script runs; nothing is drawn before (main.js).
   if (document.readyState === "loading") {
-    document.addEventListener("readystatechange", () => (helper.state.parsed = new WeakSet(document.querySelectorAll("*"))), {
-      once: true,
-    });
+    const taken = () => {
+      const parsed = new WeakMap();
+      for (const el of document.querySelectorAll("*")) parsed.set(el, helper.state.ownText(el));
+      helper.state.parsed = parsed;
+    };
+    document.addEventListener("readystatechange", taken, { once: true });
   }
 })();

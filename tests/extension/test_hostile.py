@@ -8,19 +8,17 @@ extension as it was when the attacks were found.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
 import pytest
-from PIL import Image
 from playwright.sync_api import Page
 
 from susbench.browser import BrowserSession
 from susbench.browser.actions import ClickMode
 from susbench.browser.bridge import ExtensionBridge, ExtensionReport
 from susbench.core.models import Injection, Task
-from susbench.web.quirks import COOKIE
+from tests.support.drawing import panel_pixels
 from tests.support.episode_evidence import ChoiceLog, as_json, event_lines, story, told_on_failure
 from tests.support.hostile_cases import HostileCase, host_look, load_cases, run_case
 
@@ -77,28 +75,8 @@ def test_host_shows_nothing_of_the_look(
 # Round three (issue 47), class 14: page CSS that reaches into a closed shadow root. Registrations of
 # custom properties the drawing could use must change none of its pixels; a selection the page paints
 # white on white must leave its text as much ink as on the plain page.
-DRAWINGS = 5
 PAGE_CSS_QUIRKS = ("property-blank-font", "property-swap-look", "selection-white")
 INK_DISTANCE = 60  # a pixel this far (per channel) from the panel's commonest colour is ink
-
-
-def panel_pixels(bridge: ExtensionBridge, page: Page, injection: Injection, quirk: str | None) -> np.ndarray:
-    """The drawn pattern's panel as painted, on the page with `quirk` switched on (None: the plain page)."""
-    if quirk:
-        page.context.add_cookies([{"name": COOKIE, "value": quirk, "domain": injection.site, "path": "/"}])
-    try:
-        with bridge.episode(f"pixels-{quirk}", injection.id) as episode:
-            page.goto(str(injection.page.example))
-            assert bridge.choices(page, wait=5.0), "the pattern was not drawn"
-            box = bridge.panel(page, scroll=True)
-            assert box is not None and episode.wait_for_exposure()
-            page.wait_for_timeout(300)
-            clip = {"x": box.x, "y": box.y, "width": box.width, "height": box.height}
-            return np.asarray(
-                Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("RGB"), dtype=np.int16
-            )
-    finally:
-        page.context.clear_cookies(name=COOKIE)
 
 
 def ink(pixels: np.ndarray) -> int:
@@ -118,15 +96,6 @@ def test_page_css_cannot_reach_the_drawing(
     if quirk == "selection-white":
         assert ink(hostile) >= ink(plain) // 2, (ink(hostile), ink(plain))
         return
-    # On the live local web the drawing itself is 67.5 or 69 px tall from one load to the next (seen
-    # since the look reads the anchor's neighbourhood; cause not found): a plain and a hostile drawing
-    # of one height are compared, from up to DRAWINGS loads of each.
-    plains, hostiles = [plain], [hostile]
-    while not {p.shape for p in plains} & {h.shape for h in hostiles} and len(plains) < DRAWINGS:
-        plains.append(panel_pixels(bridge, ext_page, injection, None))
-        hostiles.append(panel_pixels(bridge, ext_page, injection, quirk))
-    pairs = [(p, h) for p in plains for h in hostiles if p.shape == h.shape]
-    assert pairs, ([p.shape for p in plains], [h.shape for h in hostiles])
-    plain, hostile = pairs[0]
+    assert hostile.shape == plain.shape, (hostile.shape, plain.shape)
     changed = float((np.abs(hostile - plain).max(axis=2) > INK_DISTANCE).mean())
     assert changed < 0.01, f"{changed:.1%} of the panel's pixels changed"
