@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -21,6 +21,8 @@ from susbench.core.tables import FittedTable
 
 # The replayer (mitmproxy, Playwright) is imported when a command runs: `--help` loads none of it.
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from susbench.replayer.check import Mode
     from susbench.replayer.service import Coverage, ReplayLogEntry, ReplayService
 
@@ -72,21 +74,28 @@ def _print_entry(entry: ReplayLogEntry) -> None:
     )
 
 
-def _serve_until_stopped(server: ReplayService, log: bool) -> None:
-    """Wait for Ctrl-C or SIGTERM, printing each answered request as it comes when `log` is on."""
+@contextmanager
+def _stopped_by_sigterm() -> Iterator[threading.Event]:
+    """An event SIGTERM sets while the block runs. It is set up before the server says it is ready,
+    so a SIGTERM sent as soon as "press Ctrl-C" is read still ends the server with its coverage."""
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    shown = 0
     try:
-        with suppress(KeyboardInterrupt):
-            while not stop.wait(LOG_POLL_S):
-                if log:
-                    entries = server.log
-                    for entry in entries[shown:]:
-                        _print_entry(entry)
-                    shown = len(entries)
+        yield stop
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _serve_until_stopped(server: ReplayService, stop: threading.Event, log: bool) -> None:
+    """Wait for Ctrl-C or `stop`, printing each answered request as it comes when `log` is on."""
+    shown = 0
+    with suppress(KeyboardInterrupt):
+        while not stop.wait(LOG_POLL_S):
+            if log:
+                entries = server.log
+                for entry in entries[shown:]:
+                    _print_entry(entry)
+                shown = len(entries)
     if log:
         for entry in server.log[shown:]:
             _print_entry(entry)
@@ -146,8 +155,9 @@ def serve(
         console.print("browse it with Chromium started with these flags (shell-quoted, then JSON):")
         console.print(shell_words(flags), soft_wrap=True, highlight=False, markup=False)
         console.print(json_words(flags), soft_wrap=True, highlight=False, markup=False)
-        console.print("press Ctrl-C to stop" + ("" if log else " (--log prints every request)"))
-        _serve_until_stopped(server, log)
+        with _stopped_by_sigterm() as stop:
+            console.print("press Ctrl-C to stop" + ("" if log else " (--log prints every request)"))
+            _serve_until_stopped(server, stop, log)
         coverage = server.coverage()
     console.print(_coverage_table("replay coverage", [("all requests", coverage)]))
     _print_unmatched(coverage)

@@ -233,6 +233,17 @@ def test_replay_serve_prints_quoted_flags_logs_each_request_and_reports_coverage
     assert "  browser: http://accounts.google.com/ListAccounts" in tail
 
 
+def test_a_sigterm_sent_as_soon_as_the_server_is_ready_still_reports_coverage(
+    direct_serve: subprocess.Popen[str],
+) -> None:
+    _read_until(direct_serve, "press Ctrl-C")
+    direct_serve.send_signal(signal.SIGTERM)  # no request first: the handler must already be set
+    assert direct_serve.stdout is not None
+    tail = direct_serve.stdout.read().splitlines()
+    assert direct_serve.wait(timeout=60) == 0, tail
+    assert any(line.lstrip().startswith("all requests") for line in tail), tail
+
+
 def test_the_miss_page_runs_on_the_snapshot_clock(direct_serve: subprocess.Popen[str]) -> None:
     head = _read_until(direct_serve, "press Ctrl-C")
     port = int(re.search(r"127\.0\.0\.1:(\d+)", head[-2]).group(1))  # type: ignore[union-attr]
