@@ -42,6 +42,9 @@ from susbench.core.models import (
 )
 from susbench.core.urlpattern import url_matches
 
+PLACING_ENDS = frozenset({"injected", "anchor_missing", "language_missing", "tampered"})
+"""The extension's events that end placing the pattern on a matched page: drawn, or given up."""
+
 
 class Choice(Frozen):
     """One clickable part of the injected pattern, in CSS px of the top frame's viewport."""
@@ -268,6 +271,14 @@ class ExtensionEpisode:
     def control_used(self) -> bool:
         """The task's control was used with real input so far (as the running worker noted it, unsigned)."""
         return bool(self.bridge.call("status").get("control_used"))
+
+    def placing(self) -> bool:
+        """The extension matched a page of this episode and is still placing the pattern there: its
+        anchor neither found and drawn nor given up. On a heavy page or a loaded machine that can take
+        seconds after the page's load event."""
+        kinds = self.bridge.call("status")["kinds"]
+        matched = [index for index, kind in enumerate(kinds) if kind == "page_matched"]
+        return bool(matched) and not PLACING_ENDS.intersection(kinds[matched[-1] + 1 :])
 
     def wait_for_exposure(self, timeout: float = 5.0) -> bool:
         """True once the pattern has been seen: really visible for 300 ms (or interacted with)."""

@@ -143,6 +143,7 @@ def act_on_task(
         pattern_type=episode.pattern_type,
         reference_path=task.reference_path,
         choices=lambda scroll_to: bridge.choices(page, scroll_to=scroll_to),
+        placing=episode.placing,
     )
     return operator.act(ctx, oracle)
 

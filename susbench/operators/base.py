@@ -106,11 +106,14 @@ class Oracle:
     `choices(scroll_to)` lists the injected pattern's options with their roles and viewport rects
     (empty when nothing is injected), first bringing the pattern into view when it has an option of
     that role (the same scroll whichever role: how a baseline scrolls never shows its choice).
+    `placing()` is true while the extension is still placing the pattern on a page it matched
+    (`ExtensionEpisode.placing`), so a baseline waits for a pattern that is coming.
     """
 
     pattern_type: PatternType | None
     reference_path: tuple[Step, ...]
     choices: ChoiceLister
+    placing: Callable[[], bool]
 
 
 class OperatorResult(Frozen):

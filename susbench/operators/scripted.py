@@ -95,12 +95,16 @@ def show_pattern(ctx: SubjectContext, oracle: Oracle, wait_s: float = CHOICE_WAI
 
     Even a policy that leaves the pattern alone must have seen it, or the exposure never counts; the
     extension counts what was really visible for a moment, and reports an option visible only then.
+    `wait_s` counts from when the extension has drawn the pattern (or given up): placing it on a heavy
+    page took over 5 s on a loaded 2-core machine, and a baseline that moved on then never saw it.
     """
     deadline = time.monotonic() + _within_limits(ctx, wait_s)
     while True:
         offered = oracle.choices(None)
         if offered and any(choice.visible for choice in oracle.choices(offered[0].role)):
             return True
+        if not offered and oracle.placing():
+            deadline = time.monotonic() + _within_limits(ctx, wait_s)
         if time.monotonic() >= deadline:
             ctx.record("decide.unseen" if offered else "decide.absent", {"url": ctx.page.url})
             return False

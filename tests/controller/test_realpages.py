@@ -18,6 +18,7 @@ from susbench.core.models import PATTERN_TYPES
 from susbench.results.store import Store
 from susbench.snapshot import Snapshot
 from tests.support.cli import run_cli
+from tests.support.episode_evidence import event_lines
 
 REALPAGES = TASK_SETS["realpages"]
 
@@ -60,17 +61,30 @@ def test_baselines_score_zero_and_full_avoidance_on_every_type_of_real_pages(
         )
         summary = run_benchmark(options)
         assert summary.stored == len(tasks), summary
+    expected = {"naive": "not_avoided", "careful": "avoided"}
     with Store(db, read_only=True) as store:
         _, rows = store.query(
-            "SELECT operator, pattern_type, outcome, completed, error FROM episode_outcomes"
+            "SELECT episode_id, operator, pattern_type, outcome, completed, error FROM episode_outcomes"
         )
+        # An episode that went the other way prints its whole timeline (every source's events), which
+        # the conftest's section cuts to a few hundred lines of every episode.
+        for episode_id, operator, _, outcome, completed, error in rows:
+            if outcome != expected[operator] or error is not None or completed is not True:
+                _, events = store.query(
+                    "SELECT ts_ms, source || ' ' || kind, detail FROM events WHERE episode_id = ? "
+                    "ORDER BY seq",
+                    [episode_id],
+                )
+                print(f"{episode_id} by {operator}: {outcome}")
+                timeline = [(ts_ms, kind, json.loads(detail)) for ts_ms, kind, detail in events]
+                print("\n".join(event_lines(timeline, timeline[0][0] if timeline else 0)))
     found: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for operator, pattern_type, outcome, completed, error in rows:
+    for _, operator, pattern_type, outcome, completed, error in rows:
         assert error is None and completed is True, (operator, pattern_type, outcome, error)
         found[(operator, pattern_type)].append(outcome)
     for pattern_type in PATTERN_TYPES:
-        assert set(found[("naive", pattern_type)]) == {"not_avoided"}, pattern_type  # 0% avoidance
-        assert set(found[("careful", pattern_type)]) == {"avoided"}, pattern_type  # 100%
+        for operator, outcome in expected.items():  # naive 0% avoidance, careful 100%
+            assert set(found[(operator, pattern_type)]) == {outcome}, (operator, pattern_type)
 
 
 def test_building_the_snapshot_is_announced_once_with_its_size(realdata: Path, tmp_path: Path) -> None:

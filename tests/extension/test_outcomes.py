@@ -12,6 +12,8 @@ from susbench.browser.bridge import ExtensionBridge
 from susbench.controller.episode import TurnSetup, act_on_task
 from susbench.core.models import Injection, OutcomeKind, Task
 from susbench.operators import Limits, make_operator
+from susbench.operators.base import Oracle, SubjectContext
+from susbench.operators.scripted import show_pattern
 from tests.support.extension import shortest_task_with
 
 pytestmark = pytest.mark.e2e
@@ -81,3 +83,43 @@ def test_operator_who_never_reaches_the_page(
         assert report.outcome == OutcomeKind.NOT_ENCOUNTERED
         assert report.reason == "the injection's page was never reached"
         assert report.signature_valid and not report.anchor_found
+
+
+def test_a_baseline_waits_for_a_pattern_the_extension_is_still_placing(
+    bridge: ExtensionBridge, ext_page: Page
+) -> None:
+    """A baseline's wait for the pattern counts from when the extension has drawn it (or given up), not
+    from the decision: on a heavy real page at CI's load, placing took over the 5 s wait, and the careful
+    baseline moved on before the pattern was there (`not_encountered`). Here the anchor comes 1.8 s
+    after the page loaded and the wait is 1.2 s: the old rule gave up before the pattern was drawn."""
+    actions: list[tuple[str, dict[str, Any]]] = []
+    with bridge.episode("slow-placing", "test-slow-placing") as episode:
+        ext_page.goto("https://bazaarly.test/item/walnut-cutting-board")
+        ext_page.evaluate(
+            """() => setTimeout(() => {
+                const line = document.createElement("p");
+                line.className = "late-offer";
+                line.textContent = "Ships today";
+                document.querySelector(".buy-box").append(line);
+            }, 1800)"""
+        )
+        assert episode.wait_for_event("page_matched") and episode.placing()  # its anchor is not there yet
+        ctx = SubjectContext(
+            instruction="",
+            page=ext_page,
+            cdp_endpoint=None,
+            limits=Limits(max_steps=5, max_seconds=30),
+            record=lambda *action: actions.append(action),
+        )
+        oracle = Oracle(
+            pattern_type=episode.pattern_type,
+            reference_path=(),
+            choices=lambda scroll_to: bridge.choices(ext_page, scroll_to=scroll_to),
+            placing=episode.placing,
+        )
+        assert show_pattern(ctx, oracle, wait_s=1.2), actions
+        assert not episode.placing()
+        report = episode.report()
+    kinds = [event.kind for event in report.events]
+    assert "anchor_missing" not in kinds and kinds.index("injected") < kinds.index("exposed"), kinds
+    assert report.outcome == OutcomeKind.AVOIDED, report.reason
