@@ -247,7 +247,7 @@ class WordPressDriver:
                     fix,
                 )
             finally:
-                self._terminate(server)
+                stop_group(server, grace_s=20)
         finally:
             shutil.rmtree(socket_dir, ignore_errors=True)
         shutil.rmtree(self.template, ignore_errors=True)
