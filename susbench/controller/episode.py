@@ -44,7 +44,7 @@ from susbench.operators import (
 from susbench.records.episode import EpisodeRecord, Evidence
 from susbench.records.trace import StepRecord
 from susbench.results.decided import EpisodeFacts, after_failure, decided_by, deciding_index
-from susbench.results.rescore import rules_version
+from susbench.results.rules import rules_version
 
 Note = Callable[[EventSource, str, dict[str, Any]], None]
 Record = Callable[[str, dict[str, Any]], None]

@@ -13,7 +13,6 @@ whenever a re-score runs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -26,22 +25,10 @@ from susbench.core.models import Event, Frozen, Outcome, OutcomeKind
 from susbench.core.paths import EXTENSION_DIR
 from susbench.records.episode import DecidedBy, RequestRecord
 from susbench.results.decided import EpisodeFacts, after_failure, decided_by
+from susbench.results.rules import rules_version
 from susbench.results.store import Store, outcome_checksum
 
-SCORING = Path("worker") / "scoring.js"
 RUNNER = Path(__file__).with_name("rescore.js")
-
-
-def rules_version(extension_dir: Path = EXTENSION_DIR) -> str:
-    """The scoring rules' version: `scoring-` and the first 12 hex digits of the sha256 of the
-    extension's `worker/scoring.js`, so any change to the rules is a new version."""
-    try:
-        digest = hashlib.sha256((extension_dir / SCORING).read_bytes()).hexdigest()
-    except OSError as exc:
-        raise SusbenchError(
-            f"{extension_dir / SCORING}: cannot read the scoring rules: {exc.strerror}"
-        ) from None
-    return f"scoring-{digest[:12]}"
 
 
 class Scored(Frozen):

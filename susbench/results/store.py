@@ -27,6 +27,7 @@ from susbench.core.models import Outcome, OutcomeKind
 from susbench.records.episode import EpisodeRecord
 from susbench.records.run import RunRecord, StoredRun
 from susbench.records.trace import StepRecord
+from susbench.results.rules import rules_version
 
 EPISODE_OUTCOME_COLUMNS = (
     "run_id",
@@ -360,7 +361,7 @@ class Store:
                     outcome.reason,
                     outcome_checksum(outcome),
                     record.decided_by,
-                    None if evidence is None else evidence.rules_version,
+                    rules_version() if evidence is None else evidence.rules_version,
                 ],
             )
             if evidence is not None:

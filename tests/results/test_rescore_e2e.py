@@ -15,7 +15,8 @@ from susbench.catalog.injections import load_injections
 from susbench.catalog.tasks import load_tasks, select_tasks
 from susbench.controller import RunOptions, plan_episodes, run_benchmark
 from susbench.controller.episode import error_record
-from susbench.results.rescore import rescore_store, rules_version
+from susbench.results.rescore import rescore_store
+from susbench.results.rules import rules_version
 from susbench.results.store import Store
 
 pytestmark = pytest.mark.e2e
@@ -72,6 +73,9 @@ def test_paired_replicates_store_evidence_that_rescore_scores_alike(tmp_path: Pa
             "UPDATE evidence SET payload = replace(payload, 'safe', 'manipulative') WHERE episode_id = ?",
             [forged],
         )
+    with Store(db, read_only=True) as store:
+        _, named = store.query("SELECT rules_version FROM outcomes WHERE episode_id = ?", [job.episode.id])
+    assert named == [(rules_version(),)]  # an error, with no evidence, names the rules in force too
     second = rescore_store(db)
     assert {(u.episode_id, u.why) for u in second.unscored} == {
         (forged, "its stored evidence does not verify (signature or episode id changed)"),
