@@ -13,6 +13,7 @@ from the true one when `ground-truth.json` gives it.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -299,8 +300,12 @@ def probe_source(vocabulary: SemanticVocabulary) -> str:
 
 
 def screenshot_name(ref: PageRef, injection: Injection) -> str:
+    """A readable name (host, the page's last path segment) and a digest of the whole page label, so
+    two pages that end alike (pretix's `.../checkout/addons/` of two events, two `?s=` searches) keep
+    their own pictures."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", saved_stem(Path(urlsplit(ref.label).path or ref.label)))[:40]
-    return f"{ref.shop or 'page'}-{stem}--{injection.id}.png"
+    digest = hashlib.sha256(ref.label.encode("utf-8")).hexdigest()[:8]
+    return f"{ref.shop or 'page'}-{stem}-{digest}--{injection.id}.png"
 
 
 class Measurement:

@@ -14,7 +14,7 @@ from susbench.browser import BrowserProfile, launch_browser
 from susbench.browser.bridge import Box
 from susbench.cli.realism import type_table
 from susbench.core.models import Injection
-from susbench.preview.anchors import generic_injections, saved_page, screenshot_name
+from susbench.preview.anchors import PageRef, generic_injections, saved_page, screenshot_name
 from susbench.preview.realism import (
     NO_ANCHOR,
     PictureError,
@@ -235,6 +235,22 @@ def test_a_pair_whose_page_has_no_place_for_it_is_counted_apart_and_never_native
     assert cells["confirm_shaming"][:3] == ["10", "1", "9 of 9 (100%) met"], cells
     assert cells["confirm_shaming"][3] == "not drawn: anchor not found ×1"
     assert cells["preselection"][:3] == ["1", "0", "0 of 1 (0%) missed"], cells
+
+
+def test_two_pages_that_end_alike_keep_a_picture_each() -> None:
+    """pretix's add-ons step of two events, or two searches, end in the same path segment: each keeps its
+    own picture (the held-out run of 2026-12-07 wrote 3 pages' pictures over one name)."""
+    (injection,) = generic_injections("generic-buybox-gift-wrap")
+    labels = [
+        "pretix.wacz:https://fernhilltrips.test/fernhill/wild-camping-weekend/checkout/addons/?",
+        "pretix.wacz:https://fernhilltrips.test/fernhill/coastal-cliff-walk/checkout/addons/?",
+        "wordpress.wacz:https://fernhilljournal.test/?s=linen",
+        "wordpress.wacz:https://fernhilljournal.test/?s=notebooks",
+    ]
+    refs = [PageRef(label=label, url=label.split(":", 1)[1], shop="fernhill.test") for label in labels]
+    names = [screenshot_name(ref, injection) for ref in refs]
+    assert len(set(names)) == len(names), names
+    assert names[0].startswith("fernhill.test-addons-") and names[0].endswith(f"--{injection.id}.png")
 
 
 @pytest.mark.e2e
