@@ -59,6 +59,16 @@ def _shown(row: RateRow, engaged: bool) -> tuple[float | None, float | None, flo
     return row.rate, row.ci_low, row.ci_high, row.exposures
 
 
+def _no_bar(row: RateRow | None, engaged: bool, compact: bool) -> str:
+    """What stands where no bar can: a dash for a cell with no exposure; under engaged avoidance, for a
+    subject whose every exposure was decided by leaving or running out, how they were decided, so the
+    picture itself says it walked away (the demo's model: n=0, left 5)."""
+    if compact or row is None or not engaged or not row.exposures:
+        return "–"
+    walked = ", ".join(f"{way.replace('_', ' ')} {count}" for way, count in sorted(row.decided_by.items()))
+    return f"n=0\n{walked}"
+
+
 def _bars(
     axes: Axes,
     positions: list[float],
@@ -76,7 +86,8 @@ def _bars(
         if row is not None and engaged and row.rate is not None and row.rate != row.engaged_rate:
             axes.plot(position, row.rate, "D", mfc="none", mec="#222222", ms=4.5 if compact else 6, zorder=5)
         if rate is None or low is None or high is None:
-            axes.text(position, 0.02, "–", ha="center", va="bottom", color="#666666")
+            label = _no_bar(row, engaged, compact)
+            axes.text(position, 0.02, label, ha="center", va="bottom", fontsize=N_SIZE, color="#666666")
             continue
         axes.bar(position, rate, width=width, color=colour, edgecolor="white", linewidth=0.6)
         # a 0% bar has no height: a stub in its colour, just above the axis, shows it is there

@@ -139,15 +139,16 @@ def test_power_rows_per_type() -> None:
     assert 0.3 < found.interval_width < 0.5
 
 
-def study(seed: int = 4) -> Group:
-    """Four operators (one with a long label that avoids by leaving) on three types."""
+def study(seed: int = 4, subject_engages: bool = True) -> Group:
+    """Four operators (one with a long label that avoids by leaving; with `subject_engages` False it
+    leaves at every exposure, as the demo's model did) on three types."""
     draw = random.Random(seed)
     episodes = []
     for operator, avoid in (("careful", 1.0), ("naive", 0.0), ("random", 0.5), (SUBJECT, 0.8)):
         for kind in ("false_hierarchy", "disguised_ad", "preselection"):
             for repeat in range(6):
                 avoided = draw.random() < avoid
-                how = "left" if operator == SUBJECT and avoided else "chose"
+                how = "left" if operator == SUBJECT and (avoided or not subject_engages) else "chose"
                 episodes.append(
                     row(
                         operator,
@@ -189,6 +190,18 @@ def test_figure4_draws_engaged_avoidance_and_names_who_avoided_by_leaving(tmp_pa
         f"figure4{panel}.{kind}" for panel in ("", "-a", "-b", "-c") for kind in ("png", "svg", "pdf")
     } <= written
     assert (tmp_path / "figure4.txt").read_text().strip() == text
+
+
+def test_a_subject_that_only_walked_away_draws_no_bar_and_says_how_it_left() -> None:
+    """The demo's model completed nothing and decided every exposure by leaving: panel (a) draws no
+    bar for it, and at its foot says n=0 and how its exposures were decided, not a bare dash."""
+    report = group_report(study(subject_engages=False), model=ModelSpec())
+    (subject,) = [r for r in report.rows if r.operator == SUBJECT and r.pattern_type == "all"]
+    assert subject.engaged == 0 and subject.engaged_rate is None and subject.exposures == 18
+    figure = figure4(report)
+    labels = [t.get_text() for t in figure.axes[0].texts]
+    assert "n=0\nleft 18" in labels, labels
+    assert len(figure.axes[0].patches) == 3  # careful, naive and random: no bar for the subject
 
 
 def test_figure4_keeps_every_label_inside_its_panel_and_brackets_apart() -> None:
