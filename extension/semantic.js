@@ -727,7 +727,16 @@ function semanticAnchors(doc, vocabulary, options) {
     // Where the content is: the element reached where it shows a box, else the span of its children (a
     // listing's cards, set in from the list's edge by their margins).
     const inFlow = shown.filter((child) => !["absolute", "fixed"].includes(style(child).position));
-    const spans = (inFlow.length > 1 && !edged(style(near)) ? inFlow : [near]).map((child) => child.getBoundingClientRect());
+    let spans = (inFlow.length > 1 && !edged(style(near)) ? inFlow : [near]).map((child) => child.getBoundingClientRect());
+    // A grid whose items keep to one column but a few (Ghost's Casper: a post's title, excerpt and
+    // byline in its text column, the feature image wider) is that column, not the span of them all.
+    if (spans.length > 2 && /grid/.test(style(near).display)) {
+      const column = (box) => `${Math.round(box.left)}:${Math.round(box.right)}`;
+      const counts = new Map();
+      spans.forEach((box) => counts.set(column(box), (counts.get(column(box)) || 0) + 1));
+      const [usual, held] = [...counts].reduce((best, entry) => (entry[1] > best[1] ? entry : best));
+      if (held * 2 > spans.length) spans = spans.filter((box) => column(box) === usual);
+    }
     const own = { left: Math.min(...spans.map((b) => b.left)), width: Math.max(...spans.map((b) => b.right)) - Math.min(...spans.map((b) => b.left)) };
     const left = own.left - contentBox(parent).left;
     if (left < 8 || own.width < MIN_SLOT_WIDTH) return null;

@@ -539,3 +539,39 @@ def test_a_pattern_after_a_listing_takes_the_column_of_its_cards_not_of_the_list
     (rule,) = host_rules(browser_direct, LIST_PAGE, [("listing", "after")])
     # The list is centred in 1280 px (110 px in) and pads its cards 15 px further in; they span 1030 px.
     assert rule is not None and "margin-left: 125px" in rule and "max-width: 1030px" in rule, rule
+
+
+POST_PAGE = """
+<style>
+  body { margin: 0; font: 16px/24px serif; }
+  .canvas { display: grid; grid-template-columns: [full-start] 40px [wide-start] 200px [main-start] 720px
+    [main-end] 200px [wide-end] 40px [full-end]; }
+  .canvas > * { grid-column: main-start / main-end; }
+  .canvas > figure { grid-column: wide-start / wide-end; margin: 0; height: 300px; background: #e5ecf2; }
+  .shelf { display: grid; grid-template-columns: repeat(4, 250px); gap: 20px; }
+  .shelf > div { height: 80px; border: 1px solid #eee; }
+</style>
+<article>
+  <header id="post-header" class="canvas">
+    <p>Home</p><h1>Storing linen through the summer</h1><p>Caring for linen</p><figure></figure>
+  </header>
+  <section class="canvas"><p>If something breaks in its first year, tell us.</p></section>
+  <div id="shelf" class="shelf"><div>a</div><div>b</div><div>c</div><div>d</div><div>e</div><div>f</div></div>
+</article>
+"""
+
+
+@pytest.mark.e2e
+def test_a_pattern_after_a_post_header_takes_its_text_column_not_the_feature_image(
+    browser_direct: BrowserContext,
+) -> None:
+    """Ghost's Casper sets a post's title and byline in a text column and its feature image wider:
+    a pattern after the header (on the held-out "Caring for linen", 2026-12-07) took the image's
+    edge, 240 px left of every paragraph. A grid listing, no column holding most of its cards, is
+    still the span of them all."""
+    after_header, after_shelf = host_rules(
+        browser_direct, POST_PAGE, [("post-header", "after"), ("shelf", "after")]
+    )
+    assert after_header is not None and "margin-left: 240px" in after_header, after_header
+    assert "max-width: 720px" in after_header, after_header
+    assert after_shelf is None, after_shelf  # the cards start at the page's left: nothing to set in
