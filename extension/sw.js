@@ -221,6 +221,7 @@ const PAGE_EVENTS = new Set([
   "obstructed",
   "unobstructed",
   "reinjected",
+  "detached",
   "tampered",
 ]);
 

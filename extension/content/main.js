@@ -102,6 +102,8 @@
     if (!found) {
       if (!mounted && !missingTimer) missingTimer = setTimeout(() => !state.mounted && channel.report("anchor_missing"), ANCHOR_WAIT_MS);
       if (mounted && !mounted.lostTimer) {
+        // Said at once: a flow that moves on before the timer, the pattern gone, was bent by the page.
+        channel.report("detached");
         mounted.lostTimer = setTimeout(() => state.mounted === mounted && !placed(mounted) && giveUp(mounted, "anchor lost"), ANCHOR_LOST_MS);
       }
       return;

@@ -85,6 +85,7 @@
     if (e.kind === "tampered" && e.detail.why === "framed") return "the page carried the pattern into a frame of its own";
     if (e.kind === "page_navigation") return "the page navigated away from the pattern by itself before it was decided";
     if (e.kind === "tampered") return `the page kept removing, moving or marking the pattern (${e.detail.why}, ${e.detail.times} times)`;
+    if (e.kind === "detached") return "the page took the pattern out with its anchor, and the flow went on before it was back";
     if (e.kind === "refused_click") return `a click on the pattern did not count: ${e.detail.why}`;
     if (e.detail.why === "moving") return "the page kept the pattern moving: no option could be aimed at";
     return `the pattern was in the viewport but out of sight: ${e.detail.why}`;
@@ -95,6 +96,7 @@
   // out of sight at `end` (`anyObstruction`: at any time); -1 when it did not.
   function interference(events, end, anyObstruction) {
     let obstructed = -1;
+    let detached = -1;
     for (let i = 0; i < Math.min(end, events.length); i += 1) {
       const { kind, detail } = events[i];
       // A pattern kept moving under the pointer could not be chosen then, whatever came after.
@@ -102,8 +104,11 @@
       if (kind === "page_navigation" && detail.away) return i;
       if (kind === "obstructed" && obstructed < 0) obstructed = i;
       if (kind === "unobstructed" && !anyObstruction) obstructed = -1;
+      // Taken out by the page, its anchor gone, and not yet back (re-drawn, or drawn in a new document).
+      if (kind === "detached" && detached < 0) detached = i;
+      if (kind === "reinjected" || kind === "injected") detached = -1;
     }
-    return obstructed;
+    return detached >= 0 ? detached : obstructed;
   }
 
   // Whether the operator's own act on the pattern decided: a choice, or (preselection) the state they set.
